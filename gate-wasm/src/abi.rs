@@ -1,0 +1,283 @@
+//! The one contract between the `prove-it` host and a policy module.
+//!
+//! Everything that crosses the boundary is JSON (serde_json) in the guest's
+//! linear memory. Both sides use these types; nothing else defines the ABI.
+//!
+//! # Exports a policy module must have
+//! - `memory`: its linear memory.
+//! - `prove_it_abi_version() -> i32`: must return [`ABI_VERSION`]; the host
+//!   refuses a module that returns anything else, before calling it.
+//! - `prove_it_alloc(len: i32) -> i32`: returns a pointer to `len` writable
+//!   bytes that the guest owns. The host calls it to hand over JSON.
+//! - `prove_it_decide(ptr: i32, len: i32) -> i64`: `ptr/len` hold an [`Event`]
+//!   (allocated by `prove_it_alloc`; the guest now owns and frees it). Returns a
+//!   packed slice (see [`pack`]) holding a [`Decision`]. The host reads it and
+//!   drops the instance, so the guest need not free it.
+//! - `_initialize()` (optional): called once before anything else when present
+//!   (Rust `cdylib` reactors export it).
+//!
+//! # Imports the host offers (module [`IMPORT_MODULE`])
+//! Every import has the signature `(req_ptr: i32, req_len: i32) -> i64`:
+//! the guest passes a JSON request it owns (the host only reads it); the host
+//! allocates the reply with the guest's `prove_it_alloc`, writes JSON there and
+//! returns it packed. The guest owns and frees the reply. A reply is always a
+//! [`Reply`]: `{"Ok": value}` or `{"Err": "message"}`.
+//!
+//! | import | request | `Ok` value |
+//! |---|---|---|
+//! | `tree_state` | `{}` | [`TreeState`] |
+//! | `verify_facts` | `{}` | [`VerifyFacts`] |
+//! | `run_verify` | `{}` | [`VerifyRun`] |
+//! | `session_read` | `{}` | [`SessionRead`] |
+//! | `session_write` | [`SessionWrite`] | `null` |
+//! | `passed_check` | [`Fingerprint`] | `bool` |
+//! | `passed_record` | [`Fingerprint`] | `null` |
+//! | `ledger_append` | [`LedgerEntry`] | `bool` (false: the ledger is off) |
+//!
+//! WASI (`wasi_snapshot_preview1`) is linked only so that a Rust `std` module
+//! loads: it has no preopened directories, no environment, no arguments, empty
+//! stdin, a frozen clock and a captured, size-capped stderr.
+
+use serde::{Deserialize, Serialize};
+
+/// Version of this contract. Bumped on any incompatible change.
+pub const ABI_VERSION: i32 = 1;
+
+/// The import module name all host capabilities live in.
+pub const IMPORT_MODULE: &str = "prove_it";
+
+/// Names of the guest exports the host calls.
+pub mod export {
+    pub const ABI_VERSION: &str = "prove_it_abi_version";
+    pub const ALLOC: &str = "prove_it_alloc";
+    pub const DECIDE: &str = "prove_it_decide";
+    pub const INITIALIZE: &str = "_initialize";
+    pub const MEMORY: &str = "memory";
+}
+
+/// Names of the host imports, one per capability function.
+pub mod import {
+    pub const TREE_STATE: &str = "tree_state";
+    pub const VERIFY_FACTS: &str = "verify_facts";
+    pub const RUN_VERIFY: &str = "run_verify";
+    pub const SESSION_READ: &str = "session_read";
+    pub const SESSION_WRITE: &str = "session_write";
+    pub const PASSED_CHECK: &str = "passed_check";
+    pub const PASSED_RECORD: &str = "passed_record";
+    pub const LEDGER_APPEND: &str = "ledger_append";
+}
+
+/// Packs a guest slice into the `i64` that exports and imports return:
+/// pointer in the high 32 bits, length in the low 32 bits.
+pub fn pack(ptr: u32, len: u32) -> i64 {
+    ((u64::from(ptr) << 32) | u64::from(len)) as i64
+}
+
+/// Inverse of [`pack`]: `(ptr, len)`.
+pub fn unpack(packed: i64) -> (u32, u32) {
+    let v = packed as u64;
+    ((v >> 32) as u32, v as u32)
+}
+
+/// What every import answers: `{"Ok": value}` or `{"Err": "message"}`.
+pub type Reply<T> = Result<T, String>;
+
+/// Which hook event the policy is asked about (host-neutral).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum EventKind {
+    /// A session starts, resumes or is compacted.
+    SessionStart,
+    /// The user sends a prompt: a new turn begins.
+    UserPromptSubmit,
+    /// The agent wants to end its turn.
+    Stop,
+}
+
+/// The event handed to `prove_it_decide`.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Event {
+    pub kind: EventKind,
+    /// For `session_start`: `startup`, `resume`, `clear`, `compact` or `fork`.
+    #[serde(default)]
+    pub source: Option<String>,
+    /// For `stop`: true while the agent continues because a Stop hook blocked.
+    #[serde(default)]
+    pub stop_hook_active: bool,
+    /// For `stop`: what the agent said last (its claim).
+    #[serde(default)]
+    pub claim: Option<String>,
+    /// The repository's work tree root, for messages.
+    pub repo: String,
+    /// Settings the person chose (the policy has no environment of its own).
+    pub settings: Settings,
+    /// Problems the host already found (bad settings...), for the user.
+    #[serde(default)]
+    pub notes: Vec<String>,
+}
+
+/// The person's settings, read by the host from `PROVE_IT_*` variables.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Settings {
+    /// `PROVE_IT_SKIP=1`: let the turn end without verifying, and say so.
+    pub skip: bool,
+    /// `PROVE_IT_MAX_BLOCKS`: blocks before the gate yields (0: warn only).
+    pub max_blocks: u32,
+    /// `PROVE_IT_LEDGER=1`: caught claims are appended to the ledger.
+    pub ledger: bool,
+    /// `PROVE_IT_TIMEOUT`: seconds `verify.sh` may run.
+    pub timeout_secs: u64,
+}
+
+impl Default for Settings {
+    fn default() -> Self {
+        Settings {
+            skip: false,
+            max_blocks: 3,
+            ledger: false,
+            timeout_secs: 300,
+        }
+    }
+}
+
+/// What the policy decides.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Decision {
+    pub action: Action,
+    /// For `block`: what the agent is told (why it may not stop yet).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+    /// A message the user sees (a warning, a skip, a yield).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub message: Option<String>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Action {
+    /// Let the turn end (with `message` shown to the user, if any).
+    Allow,
+    /// Send the agent back to work with `reason`.
+    Block,
+}
+
+impl Decision {
+    pub fn allow() -> Self {
+        Decision {
+            action: Action::Allow,
+            reason: None,
+            message: None,
+        }
+    }
+    pub fn allow_with(message: impl Into<String>) -> Self {
+        Decision {
+            message: Some(message.into()),
+            ..Decision::allow()
+        }
+    }
+    pub fn block(reason: impl Into<String>) -> Self {
+        Decision {
+            action: Action::Block,
+            reason: Some(reason.into()),
+            message: None,
+        }
+    }
+}
+
+/// `tree_state`: the state of HEAD, index and work tree.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TreeState {
+    /// The commit HEAD points to; `None` in a repository with no commits.
+    pub head: Option<String>,
+    /// A hash of the full tree state: HEAD, staged and unstaged edits,
+    /// deletions, untracked (not ignored) files, modes, symlink targets. The
+    /// same state always gives the same fingerprint (lowercase hex).
+    pub fingerprint: String,
+}
+
+/// `verify_facts`: the `verify.sh` at the repository root, now.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct VerifyFacts {
+    pub exists: bool,
+    pub executable: bool,
+    /// Content hash (lowercase hex) when it exists.
+    pub hash: Option<String>,
+}
+
+impl VerifyFacts {
+    /// An executable `verify.sh` is what arms the gate.
+    pub fn armed(&self) -> bool {
+        self.exists && self.executable
+    }
+}
+
+/// `run_verify`: one run of `./verify.sh` from the repository root.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct VerifyRun {
+    pub outcome: VerifyOutcome,
+    /// Exit code when it exited on its own.
+    pub exit_code: Option<i32>,
+    pub duration_ms: u64,
+    /// The last lines (at most 20) of its combined stdout and stderr.
+    pub tail: Vec<String>,
+    /// The timeout that applied, in seconds.
+    pub timeout_secs: u64,
+    /// Why it could not start, or which signal ended it.
+    #[serde(default)]
+    pub detail: Option<String>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum VerifyOutcome {
+    Passed,
+    Failed,
+    TimedOut,
+    CouldNotStart,
+}
+
+/// `session_read`: the policy's own JSON for this session and repository.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct SessionRead {
+    /// `None` when nothing was saved yet (or it was unreadable).
+    pub value: Option<serde_json::Value>,
+    /// Set when saved state existed but could not be read (kept aside).
+    #[serde(default)]
+    pub problem: Option<String>,
+}
+
+/// `session_write` request.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SessionWrite {
+    pub value: serde_json::Value,
+}
+
+/// `passed_check` / `passed_record` request: a tree fingerprint.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Fingerprint {
+    pub fingerprint: String,
+}
+
+/// `ledger_append` request: one caught false completion. The host adds
+/// `ts` and `repo`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct LedgerEntry {
+    pub claim: String,
+    pub evidence_demanded: String,
+    pub exit_code: Option<i32>,
+    pub actual: Vec<String>,
+}
+
+/// The capabilities a policy may use. In a module these are the imports
+/// (see [`crate::guest`]); on the host target the host implements it directly,
+/// and tests implement it with fakes.
+pub trait Host {
+    fn tree_state(&mut self) -> Reply<TreeState>;
+    fn verify_facts(&mut self) -> Reply<VerifyFacts>;
+    fn run_verify(&mut self) -> Reply<VerifyRun>;
+    fn session_read(&mut self) -> Reply<SessionRead>;
+    fn session_write(&mut self, request: &SessionWrite) -> Reply<()>;
+    fn passed_check(&mut self, request: &Fingerprint) -> Reply<bool>;
+    fn passed_record(&mut self, request: &Fingerprint) -> Reply<()>;
+    fn ledger_append(&mut self, request: &LedgerEntry) -> Reply<bool>;
+}

@@ -1,0 +1,22 @@
+//! The prove-it gate: the host/policy contract (ABI) and the default policy.
+//!
+//! This crate is used three ways, and that is why the ABI lives here:
+//! - built for `wasm32-wasip1` it *is* the default policy module the host runs;
+//! - the `prove-it` host depends on it for the same ABI types, so the two sides
+//!   cannot drift;
+//! - authors of custom policies depend on it (no wasmtime inside) for the types
+//!   and the guest glue in [`guest`].
+//!
+//! It must not do I/O of its own: everything the policy learns comes through
+//! [`abi::Host`].
+
+pub mod abi;
+pub mod policy;
+
+#[cfg(target_arch = "wasm32")]
+pub mod guest;
+
+// The default policy module: only when building the module itself, so that a
+// custom policy depending on this crate defines its own exports.
+#[cfg(all(target_arch = "wasm32", feature = "default-module"))]
+policy_module!(policy::decide);

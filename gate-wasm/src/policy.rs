@@ -1,0 +1,376 @@
+//! The default gate policy: the rules of the contract as a plain function of
+//! facts to a decision.
+//!
+//! It owns the meaning of the session state it saves (baseline, armed at
+//! start, attempts). It must not assume any fact it did not ask the host for,
+//! and every failure to learn a fact ends in a message the user sees.
+
+use crate::abi::{
+    Decision, Event, EventKind, Fingerprint, Host, LedgerEntry, SessionRead, SessionWrite,
+    Settings, TreeState, VerifyFacts, VerifyOutcome, VerifyRun,
+};
+use serde::{Deserialize, Serialize};
+
+/// What the ledger says was demanded of the agent.
+pub const EVIDENCE_DEMANDED: &str = "verify.sh exit 0";
+
+/// Lines of output quoted in a yield warning (the block reason quotes all).
+const WARNING_TAIL_LINES: usize = 5;
+
+/// What the policy remembers about one session in one repository.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Session {
+    /// Tree fingerprint when the session started; `None`: unknown (state lost
+    /// or the session started before prove-it), so the tree counts as changed.
+    pub baseline: Option<String>,
+    /// Whether an executable `verify.sh` existed at session start.
+    pub armed_at_start: Option<bool>,
+    /// Content hash of `verify.sh` at session start.
+    pub verify_hash_at_start: Option<String>,
+    /// Blocks in the current stretch of work (reset on a new prompt and when
+    /// the host says the agent is not continuing after a block).
+    pub attempts: u32,
+}
+
+/// Why a stop was caught.
+enum Caught {
+    /// `verify.sh` ran and did not pass.
+    Verify(VerifyRun),
+    /// The repo was armed at start and is not now.
+    Disarmed { deleted: bool },
+}
+
+/// The default policy's entry point.
+pub fn decide(event: &Event, host: &mut impl Host) -> Decision {
+    let result = match event.kind {
+        EventKind::SessionStart => session_start(event, host),
+        EventKind::UserPromptSubmit => user_prompt_submit(host),
+        EventKind::Stop => stop(event, host),
+    };
+    let decision = result.unwrap_or_else(|error| {
+        let what = match event.kind {
+            EventKind::SessionStart => "could not record this session's baseline",
+            EventKind::UserPromptSubmit => "could not reset its attempt count",
+            EventKind::Stop => "could not check this turn",
+        };
+        Decision::allow_with(format!(
+            "prove-it: the gate {what}: {error}. This turn was not verified; run `prove-it doctor` in the repository."
+        ))
+    });
+    with_notes(decision, &event.notes)
+}
+
+fn session_start(event: &Event, host: &mut impl Host) -> Result<Decision, String> {
+    let (saved, problem) = load(host.session_read()?);
+    if let Some(problem) = problem {
+        // Never re-take a baseline over lost state: work done before this
+        // start would vanish. Unknown baseline = "changed" at the next stop.
+        save(host, &Session::default())?;
+        return Ok(Decision::allow_with(problem));
+    }
+    if saved.is_some() {
+        // resume / compact / a second start of the same session: the
+        // baseline stays where the session first began.
+        return Ok(Decision::allow());
+    }
+    let fresh = matches!(
+        event.source.as_deref(),
+        None | Some("startup") | Some("clear")
+    );
+    if !fresh {
+        // A resumed session we never saw start: its baseline is unknown,
+        // which the stop treats as changed (and says so).
+        return Ok(Decision::allow());
+    }
+    let facts = host.verify_facts()?;
+    let tree = host.tree_state()?;
+    save(
+        host,
+        &Session {
+            baseline: Some(tree.fingerprint),
+            armed_at_start: Some(facts.armed()),
+            verify_hash_at_start: facts.hash,
+            attempts: 0,
+        },
+    )?;
+    Ok(Decision::allow())
+}
+
+fn user_prompt_submit(host: &mut impl Host) -> Result<Decision, String> {
+    let (saved, problem) = load(host.session_read()?);
+    if let Some(mut session) = saved
+        && session.attempts != 0
+    {
+        session.attempts = 0;
+        save(host, &session)?;
+    }
+    Ok(problem.map_or_else(Decision::allow, Decision::allow_with))
+}
+
+fn stop(event: &Event, host: &mut impl Host) -> Result<Decision, String> {
+    let settings = &event.settings;
+    let mut notes = Vec::new();
+    let (saved, problem) = load(host.session_read()?);
+    notes.extend(problem);
+
+    let facts = host.verify_facts()?;
+    let armed_at_start = saved.as_ref().and_then(|s| s.armed_at_start);
+    if !facts.armed() && armed_at_start != Some(true) {
+        // Not armed now and not at start: nothing to run, nothing disarmed.
+        return Ok(notes_only(notes));
+    }
+
+    let tree = host.tree_state()?;
+    let mut session = saved.unwrap_or_default();
+    match &session.baseline {
+        // Read-only session (or the work was undone): never touched.
+        Some(baseline) if *baseline == tree.fingerprint => return Ok(notes_only(notes)),
+        Some(_) => {}
+        None => notes.push(
+            "prove-it: no baseline was recorded for this session (it began before prove-it was active, or its state was lost), so the tree counts as changed."
+                .to_string(),
+        ),
+    }
+    if !event.stop_hook_active {
+        session.attempts = 0;
+    }
+
+    let caught = if armed_at_start == Some(true) && !facts.armed() {
+        Caught::Disarmed {
+            deleted: !facts.exists,
+        }
+    } else {
+        let key = Fingerprint {
+            fingerprint: tree.fingerprint.clone(),
+        };
+        if host.passed_check(&key)? {
+            return Ok(notes_only(notes));
+        }
+        if settings.skip {
+            save(host, &session)?;
+            notes.push(
+                "prove-it: PROVE_IT_SKIP=1 is set, so `./verify.sh` was not run: this turn ended WITHOUT verification."
+                    .to_string(),
+            );
+            return Ok(notes_only(notes));
+        }
+        let run = host.run_verify()?;
+        if run.outcome == VerifyOutcome::Passed {
+            if let Err(e) = host.passed_record(&key) {
+                notes.push(format!(
+                    "prove-it: could not remember this passed state: {e}"
+                ));
+            }
+            session.attempts = 0;
+            save(host, &session)?;
+            notes.extend(changed_verify_note(&session, &facts));
+            return Ok(notes_only(notes));
+        }
+        Caught::Verify(run)
+    };
+
+    if session.attempts == 0 && settings.ledger {
+        let entry = ledger_entry(event, &caught);
+        if let Err(e) = host.ledger_append(&entry) {
+            notes.push(format!("prove-it: could not write the ledger: {e}"));
+        }
+    }
+    let decision = if settings.max_blocks == 0 {
+        // Warn only: every stop is its own stretch (the host never continues).
+        session.attempts = 1;
+        Decision::allow_with(unverified_warning(
+            &caught,
+            settings,
+            "PROVE_IT_MAX_BLOCKS=0, so the gate only warns",
+        ))
+    } else if session.attempts < settings.max_blocks {
+        session.attempts += 1;
+        Decision::block(block_reason(
+            &caught,
+            &tree,
+            session.attempts,
+            settings.max_blocks,
+        ))
+    } else {
+        let why = format!(
+            "the gate gave up after {} blocked attempts (PROVE_IT_MAX_BLOCKS={})",
+            settings.max_blocks, settings.max_blocks
+        );
+        Decision::allow_with(unverified_warning(&caught, settings, &why))
+    };
+    save(host, &session)?;
+    Ok(with_notes(decision, &notes))
+}
+
+/// Reads saved session state; unreadable state becomes a problem to report
+/// and an unknown baseline, never "nothing to do".
+fn load(read: SessionRead) -> (Option<Session>, Option<String>) {
+    let lost = |why: &str| {
+        format!(
+            "prove-it: this session's saved state was unreadable ({why}); it was set aside and the tree counts as changed."
+        )
+    };
+    let problem = read.problem.map(|p| lost(&p));
+    match read.value.map(serde_json::from_value::<Session>) {
+        None => (None, problem),
+        Some(Ok(session)) => (Some(session), problem),
+        Some(Err(e)) => (Some(Session::default()), Some(lost(&e.to_string()))),
+    }
+}
+
+fn save(host: &mut impl Host, session: &Session) -> Result<(), String> {
+    let value = serde_json::to_value(session).map_err(|e| e.to_string())?;
+    host.session_write(&SessionWrite { value })
+        .map_err(|e| format!("cannot save session state: {e}"))
+}
+
+fn changed_verify_note(session: &Session, facts: &VerifyFacts) -> Option<String> {
+    // Only when the start is known: an unknown start is already reported.
+    session.armed_at_start?;
+    if facts.hash == session.verify_hash_at_start {
+        return None;
+    }
+    let how = if session.verify_hash_at_start.is_none() {
+        "was created"
+    } else {
+        "changed"
+    };
+    Some(format!(
+        "prove-it: `./verify.sh` passed, but `verify.sh` {how} during this session. Read `git diff -- verify.sh` to judge whether that was the work or a weakened check."
+    ))
+}
+
+fn what_failed(caught: &Caught) -> String {
+    match caught {
+        Caught::Disarmed { deleted: true } => {
+            "`verify.sh` was deleted during this session".to_string()
+        }
+        Caught::Disarmed { deleted: false } => {
+            "`verify.sh` is no longer executable (it was when this session started)".to_string()
+        }
+        Caught::Verify(run) => match run.outcome {
+            VerifyOutcome::TimedOut => {
+                format!("`./verify.sh` timed out after {} s", run.timeout_secs)
+            }
+            VerifyOutcome::CouldNotStart => format!(
+                "`./verify.sh` could not start ({})",
+                run.detail.as_deref().unwrap_or("unknown error")
+            ),
+            VerifyOutcome::Failed | VerifyOutcome::Passed => match (run.exit_code, &run.detail) {
+                (Some(code), _) => format!("`./verify.sh` failed (exit {code})"),
+                (None, Some(detail)) => format!("`./verify.sh` failed ({detail})"),
+                (None, None) => "`./verify.sh` failed".to_string(),
+            },
+        },
+    }
+}
+
+fn block_reason(caught: &Caught, tree: &TreeState, attempt: u32, max: u32) -> String {
+    let mut reason = format!(
+        "prove-it: this turn cannot end yet: {} (attempt {attempt} of {max}).\n",
+        what_failed(caught)
+    );
+    match caught {
+        Caught::Verify(run) => {
+            if !run.tail.is_empty() {
+                reason.push_str(&format!("Last {} lines of its output:\n", run.tail.len()));
+                for line in &run.tail {
+                    reason.push_str("    ");
+                    reason.push_str(line);
+                    reason.push('\n');
+                }
+            }
+            reason.push_str(
+                "Fix the cause, then end your turn again: the gate re-runs `./verify.sh`.\n",
+            );
+        }
+        Caught::Disarmed { deleted } => {
+            let fix = match (deleted, &tree.head) {
+                (true, Some(_)) => "restore it (`git checkout HEAD -- verify.sh`)",
+                (true, None) => "restore it",
+                (false, _) => "restore it with `chmod +x verify.sh`",
+            };
+            reason.push_str(&format!(
+                "The repository was armed when this session started; {fix}, make it pass, then end your turn again.\n"
+            ));
+        }
+    }
+    reason.push_str(
+        "Weakening, skipping or deleting the checks in `verify.sh` to get past the gate is a violation, not a fix.",
+    );
+    reason
+}
+
+fn unverified_warning(caught: &Caught, settings: &Settings, why: &str) -> String {
+    let mut text = format!(
+        "prove-it: WARNING: this turn ended without passing verification: {}; {why}. Nothing was proven.",
+        what_failed(caught)
+    );
+    if let Caught::Verify(run) = caught {
+        let start = run.tail.len().saturating_sub(WARNING_TAIL_LINES);
+        for line in &run.tail[start..] {
+            text.push_str("\n    ");
+            text.push_str(line);
+        }
+    }
+    if settings.max_blocks > 0 {
+        text.push_str("\nThe next turn is gated again.");
+    }
+    text
+}
+
+fn ledger_entry(event: &Event, caught: &Caught) -> LedgerEntry {
+    let (exit_code, actual) = match caught {
+        Caught::Disarmed { .. } => (None, vec![what_failed(caught).replace('`', "")]),
+        Caught::Verify(run) => {
+            let mut actual = failing_lines(&run.tail);
+            if run.outcome == VerifyOutcome::TimedOut {
+                actual.push(format!("timed out after {} s", run.timeout_secs));
+            }
+            (run.exit_code, actual)
+        }
+    };
+    LedgerEntry {
+        claim: event.claim.clone().unwrap_or_default(),
+        evidence_demanded: EVIDENCE_DEMANDED.to_string(),
+        exit_code,
+        actual,
+    }
+}
+
+/// The lines of the output that say what failed; failing that, its last lines.
+pub fn failing_lines(tail: &[String]) -> Vec<String> {
+    const MARKERS: [&str; 5] = ["fail", "error", "panic", "assert", "not ok"];
+    let marked: Vec<String> = tail
+        .iter()
+        .filter(|line| {
+            let lower = line.to_lowercase();
+            MARKERS.iter().any(|m| lower.contains(m))
+        })
+        .cloned()
+        .collect();
+    if !marked.is_empty() {
+        return marked;
+    }
+    let lines: Vec<&String> = tail.iter().filter(|l| !l.trim().is_empty()).collect();
+    let start = lines.len().saturating_sub(3);
+    lines[start..].iter().map(|l| (*l).clone()).collect()
+}
+
+fn notes_only(notes: Vec<String>) -> Decision {
+    with_notes(Decision::allow(), &notes)
+}
+
+/// Adds notes for the user in front of a decision's own message.
+fn with_notes(mut decision: Decision, notes: &[String]) -> Decision {
+    if notes.is_empty() {
+        return decision;
+    }
+    let mut parts: Vec<String> = notes.to_vec();
+    parts.extend(decision.message.take());
+    decision.message = Some(parts.join("\n"));
+    decision
+}
+
+#[cfg(test)]
+mod tests;

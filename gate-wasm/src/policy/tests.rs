@@ -1,0 +1,350 @@
+//! Unit tests of the default policy's rules against a fake host.
+
+use super::*;
+use crate::abi::{Action, Reply};
+use std::collections::HashSet;
+
+struct Fake {
+    fingerprint: String,
+    facts: VerifyFacts,
+    verify_passes: bool,
+    runs: u32,
+    session: Option<serde_json::Value>,
+    problem: Option<String>,
+    passed: HashSet<String>,
+    ledger: Vec<LedgerEntry>,
+    tree_error: bool,
+}
+
+impl Fake {
+    fn armed() -> Self {
+        Fake {
+            fingerprint: "aaaa".into(),
+            facts: VerifyFacts {
+                exists: true,
+                executable: true,
+                hash: Some("v1".into()),
+            },
+            verify_passes: false,
+            runs: 0,
+            session: None,
+            problem: None,
+            passed: HashSet::new(),
+            ledger: Vec::new(),
+            tree_error: false,
+        }
+    }
+    fn session(&self) -> Session {
+        serde_json::from_value(self.session.clone().expect("session saved")).expect("valid")
+    }
+}
+
+impl Host for Fake {
+    fn tree_state(&mut self) -> Reply<TreeState> {
+        if self.tree_error {
+            return Err("git exploded".into());
+        }
+        Ok(TreeState {
+            head: Some("h".into()),
+            fingerprint: self.fingerprint.clone(),
+        })
+    }
+    fn verify_facts(&mut self) -> Reply<VerifyFacts> {
+        Ok(self.facts.clone())
+    }
+    fn run_verify(&mut self) -> Reply<VerifyRun> {
+        self.runs += 1;
+        Ok(VerifyRun {
+            outcome: if self.verify_passes {
+                VerifyOutcome::Passed
+            } else {
+                VerifyOutcome::Failed
+            },
+            exit_code: Some(if self.verify_passes { 0 } else { 1 }),
+            duration_ms: 5,
+            tail: vec!["running 44 tests".into(), "3 failed, 41 passed".into()],
+            timeout_secs: 300,
+            detail: None,
+        })
+    }
+    fn session_read(&mut self) -> Reply<SessionRead> {
+        Ok(SessionRead {
+            value: self.session.clone(),
+            problem: self.problem.take(),
+        })
+    }
+    fn session_write(&mut self, request: &SessionWrite) -> Reply<()> {
+        self.session = Some(request.value.clone());
+        Ok(())
+    }
+    fn passed_check(&mut self, request: &Fingerprint) -> Reply<bool> {
+        Ok(self.passed.contains(&request.fingerprint))
+    }
+    fn passed_record(&mut self, request: &Fingerprint) -> Reply<()> {
+        self.passed.insert(request.fingerprint.clone());
+        Ok(())
+    }
+    fn ledger_append(&mut self, request: &LedgerEntry) -> Reply<bool> {
+        self.ledger.push(request.clone());
+        Ok(true)
+    }
+}
+
+fn event(kind: EventKind) -> Event {
+    Event {
+        kind,
+        source: Some("startup".into()),
+        stop_hook_active: false,
+        claim: Some("All tests pass.".into()),
+        repo: "/repo".into(),
+        settings: Settings::default(),
+        notes: Vec::new(),
+    }
+}
+
+fn stop(active: bool) -> Event {
+    Event {
+        stop_hook_active: active,
+        ..event(EventKind::Stop)
+    }
+}
+
+fn started() -> Fake {
+    let mut host = Fake::armed();
+    decide(&event(EventKind::SessionStart), &mut host);
+    host
+}
+
+#[test]
+fn read_only_session_is_untouched_even_when_verify_fails() {
+    let mut host = started();
+    let d = decide(&stop(false), &mut host);
+    assert_eq!(d, Decision::allow());
+    assert_eq!(host.runs, 0);
+}
+
+#[test]
+fn changed_tree_with_failing_verify_blocks_with_attempt_and_tail() {
+    let mut host = started();
+    host.fingerprint = "bbbb".into();
+    let d = decide(&stop(false), &mut host);
+    assert_eq!(d.action, Action::Block);
+    let reason = d.reason.expect("reason");
+    assert!(reason.contains("attempt 1 of 3"), "{reason}");
+    assert!(reason.contains("3 failed, 41 passed"), "{reason}");
+    assert!(reason.contains("violation, not a fix"), "{reason}");
+}
+
+#[test]
+fn passing_verify_opens_and_is_remembered() {
+    let mut host = started();
+    host.fingerprint = "bbbb".into();
+    host.verify_passes = true;
+    assert_eq!(decide(&stop(false), &mut host), Decision::allow());
+    assert_eq!(decide(&stop(false), &mut host), Decision::allow());
+    assert_eq!(host.runs, 1, "a passed state is not re-run");
+}
+
+#[test]
+fn trap1_blocks_max_times_then_yields_loudly_despite_stop_hook_active() {
+    let mut host = started();
+    host.fingerprint = "bbbb".into();
+    for attempt in 1..=3 {
+        let d = decide(&stop(attempt > 1), &mut host);
+        assert_eq!(d.action, Action::Block, "attempt {attempt}");
+        assert!(
+            d.reason
+                .expect("reason")
+                .contains(&format!("attempt {attempt} of 3"))
+        );
+    }
+    let d = decide(&stop(true), &mut host);
+    assert_eq!(d.action, Action::Allow);
+    let msg = d.message.expect("a yield is never silent");
+    assert!(msg.contains("without passing verification"), "{msg}");
+    // A new prompt resets the count: the next turn is gated again.
+    decide(&event(EventKind::UserPromptSubmit), &mut host);
+    assert_eq!(host.session().attempts, 0);
+    assert_eq!(decide(&stop(false), &mut host).action, Action::Block);
+}
+
+#[test]
+fn stop_hook_inactive_resets_the_count() {
+    let mut host = started();
+    host.fingerprint = "bbbb".into();
+    decide(&stop(false), &mut host);
+    decide(&stop(true), &mut host);
+    let d = decide(&stop(false), &mut host);
+    assert!(d.reason.expect("reason").contains("attempt 1 of 3"));
+}
+
+#[test]
+fn max_blocks_zero_only_warns() {
+    let mut host = started();
+    host.fingerprint = "bbbb".into();
+    let mut ev = stop(false);
+    ev.settings.max_blocks = 0;
+    let d = decide(&ev, &mut host);
+    assert_eq!(d.action, Action::Allow);
+    assert!(d.message.expect("warning").contains("only warns"));
+}
+
+#[test]
+fn trap3_deleting_or_chmod_verify_is_refused() {
+    for exists in [false, true] {
+        let mut host = started();
+        host.fingerprint = "bbbb".into();
+        host.facts = VerifyFacts {
+            exists,
+            executable: false,
+            hash: None,
+        };
+        let d = decide(&stop(false), &mut host);
+        assert_eq!(d.action, Action::Block);
+        let reason = d.reason.expect("reason");
+        let expected = if exists {
+            "chmod +x verify.sh"
+        } else {
+            "deleted"
+        };
+        assert!(reason.contains(expected), "{reason}");
+        assert_eq!(host.runs, 0);
+    }
+}
+
+#[test]
+fn not_armed_at_start_nor_now_is_quiet() {
+    let mut host = Fake::armed();
+    host.facts = VerifyFacts {
+        exists: false,
+        executable: false,
+        hash: None,
+    };
+    decide(&event(EventKind::SessionStart), &mut host);
+    host.fingerprint = "bbbb".into();
+    assert_eq!(decide(&stop(false), &mut host), Decision::allow());
+}
+
+#[test]
+fn verify_created_during_session_arms_the_gate() {
+    let mut host = Fake::armed();
+    host.facts = VerifyFacts {
+        exists: false,
+        executable: false,
+        hash: None,
+    };
+    decide(&event(EventKind::SessionStart), &mut host);
+    host.fingerprint = "bbbb".into();
+    host.facts = VerifyFacts {
+        exists: true,
+        executable: true,
+        hash: Some("new".into()),
+    };
+    assert_eq!(decide(&stop(false), &mut host).action, Action::Block);
+    host.verify_passes = true;
+    let d = decide(&stop(true), &mut host);
+    assert!(d.message.expect("reported").contains("was created"));
+}
+
+#[test]
+fn pass_through_changed_verify_is_reported() {
+    let mut host = started();
+    host.fingerprint = "bbbb".into();
+    host.facts.hash = Some("v2".into());
+    host.verify_passes = true;
+    let d = decide(&stop(false), &mut host);
+    assert_eq!(d.action, Action::Allow);
+    assert!(
+        d.message
+            .expect("reported")
+            .contains("git diff -- verify.sh")
+    );
+}
+
+#[test]
+fn resume_keeps_the_baseline() {
+    let mut host = started();
+    host.fingerprint = "bbbb".into();
+    let mut resume = event(EventKind::SessionStart);
+    resume.source = Some("resume".into());
+    decide(&resume, &mut host);
+    decide(&event(EventKind::SessionStart), &mut host);
+    assert_eq!(host.session().baseline.as_deref(), Some("aaaa"));
+    assert_eq!(decide(&stop(false), &mut host).action, Action::Block);
+}
+
+#[test]
+fn missing_state_counts_as_changed_and_is_reported() {
+    let mut host = Fake::armed();
+    let d = decide(&stop(false), &mut host);
+    assert_eq!(d.action, Action::Block);
+    assert!(d.message.expect("reported").contains("no baseline"));
+}
+
+#[test]
+fn corrupt_state_counts_as_changed_and_is_reported() {
+    let mut host = started();
+    host.session = Some(serde_json::json!({"baseline": 42}));
+    let d = decide(&stop(false), &mut host);
+    assert_eq!(d.action, Action::Block);
+    assert!(d.message.expect("reported").contains("unreadable"));
+}
+
+#[test]
+fn skip_lets_the_turn_end_and_says_so() {
+    let mut host = started();
+    host.fingerprint = "bbbb".into();
+    let mut ev = stop(false);
+    ev.settings.skip = true;
+    let d = decide(&ev, &mut host);
+    assert_eq!(d.action, Action::Allow);
+    assert!(d.message.expect("never silent").contains("PROVE_IT_SKIP"));
+    assert_eq!(host.runs, 0);
+}
+
+#[test]
+fn ledger_gets_one_row_per_caught_claim() {
+    let mut host = started();
+    host.fingerprint = "bbbb".into();
+    let mut ev = stop(false);
+    ev.settings.ledger = true;
+    decide(&ev, &mut host);
+    ev.stop_hook_active = true;
+    decide(&ev, &mut host);
+    decide(&ev, &mut host);
+    assert_eq!(host.ledger.len(), 1);
+    let row = &host.ledger[0];
+    assert_eq!(row.claim, "All tests pass.");
+    assert_eq!(row.actual, vec!["3 failed, 41 passed".to_string()]);
+    assert_eq!(row.exit_code, Some(1));
+}
+
+#[test]
+fn ledger_off_writes_nothing() {
+    let mut host = started();
+    host.fingerprint = "bbbb".into();
+    decide(&stop(false), &mut host);
+    assert!(host.ledger.is_empty());
+}
+
+#[test]
+fn a_host_error_is_never_silent() {
+    let mut host = started();
+    host.tree_error = true;
+    let d = decide(&stop(false), &mut host);
+    assert_eq!(d.action, Action::Allow);
+    let msg = d.message.expect("visible");
+    assert!(
+        msg.contains("git exploded") && msg.contains("not verified"),
+        "{msg}"
+    );
+}
+
+#[test]
+fn failing_lines_falls_back_to_the_last_lines() {
+    let tail: Vec<String> = ["a", "", "b", "c", "d"]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+    assert_eq!(failing_lines(&tail), vec!["b", "c", "d"]);
+}

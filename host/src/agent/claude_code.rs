@@ -1,0 +1,166 @@
+//! Claude Code hooks: one serde type per event in, the hook answer out.
+//!
+//! Claude Code lets a stop through on any exit code but 0 and 2, so every
+//! answer here is exit 0 with JSON on stdout (or nothing, to allow quietly);
+//! diagnostics never go to stdout.
+
+use anyhow::{Context, Result, bail};
+use prove_it_gate::abi::{Action, Decision, EventKind};
+use serde::Deserialize;
+use serde_json::{Map, Value, json};
+use std::path::PathBuf;
+
+/// Claude Code caps each output string at this many characters.
+pub const MAX_OUTPUT_CHARS: usize = 10_000;
+
+#[derive(Debug, Deserialize)]
+pub struct SessionStart {
+    pub session_id: String,
+    pub cwd: Option<PathBuf>,
+    /// startup | resume | clear | compact | fork
+    pub source: Option<String>,
+}
+
+#[derive(Debug, Deserialize)]
+pub struct UserPromptSubmit {
+    pub session_id: String,
+    pub cwd: Option<PathBuf>,
+}
+
+#[derive(Debug, Deserialize)]
+pub struct Stop {
+    pub session_id: String,
+    pub cwd: Option<PathBuf>,
+    #[serde(default)]
+    pub stop_hook_active: bool,
+    /// The agent's claim. (The transcript may not hold it yet.)
+    pub last_assistant_message: Option<String>,
+}
+
+/// The host-neutral part of any of the three events.
+#[derive(Debug)]
+pub struct Input {
+    pub session_id: String,
+    pub cwd: Option<PathBuf>,
+    pub source: Option<String>,
+    pub stop_hook_active: bool,
+    pub claim: Option<String>,
+}
+
+/// Parses the JSON Claude Code sent on stdin for the hook `kind`.
+pub fn parse(kind: EventKind, stdin: &[u8]) -> Result<Input> {
+    let input = match kind {
+        EventKind::SessionStart => {
+            let e: SessionStart =
+                serde_json::from_slice(stdin).context("the SessionStart input is not valid")?;
+            Input {
+                session_id: e.session_id,
+                cwd: e.cwd,
+                source: e.source,
+                stop_hook_active: false,
+                claim: None,
+            }
+        }
+        EventKind::UserPromptSubmit => {
+            let e: UserPromptSubmit =
+                serde_json::from_slice(stdin).context("the UserPromptSubmit input is not valid")?;
+            Input {
+                session_id: e.session_id,
+                cwd: e.cwd,
+                source: None,
+                stop_hook_active: false,
+                claim: None,
+            }
+        }
+        EventKind::Stop => {
+            let e: Stop = serde_json::from_slice(stdin).context("the Stop input is not valid")?;
+            Input {
+                session_id: e.session_id,
+                cwd: e.cwd,
+                source: None,
+                stop_hook_active: e.stop_hook_active,
+                claim: e.last_assistant_message,
+            }
+        }
+    };
+    if input.session_id.trim().is_empty() {
+        bail!("the hook input has an empty `session_id`");
+    }
+    Ok(input)
+}
+
+/// The JSON to print for `decision` (`None`: print nothing, allow quietly).
+pub fn answer(kind: EventKind, decision: &Decision) -> Option<Value> {
+    let mut out = Map::new();
+    if let Some(message) = &decision.message {
+        out.insert("systemMessage".into(), json!(cap(message)));
+    }
+    if decision.action == Action::Block {
+        let reason = decision
+            .reason
+            .as_deref()
+            .unwrap_or("prove-it: the gate refused this stop.");
+        if kind == EventKind::Stop {
+            out.insert("decision".into(), json!("block"));
+            out.insert("reason".into(), json!(cap(reason)));
+        } else {
+            // Only a stop can be refused; elsewhere a block is shown instead.
+            let shown = match &decision.message {
+                Some(message) => format!("{message}\n{reason}"),
+                None => reason.to_string(),
+            };
+            out.insert("systemMessage".into(), json!(cap(&shown)));
+        }
+    }
+    (!out.is_empty()).then_some(Value::Object(out))
+}
+
+/// The answer for an error of the gate itself: always a visible warning.
+pub fn error_answer(kind: EventKind, error: &str) -> Value {
+    let what = match kind {
+        EventKind::Stop => "this turn was NOT verified",
+        EventKind::SessionStart => "this session's baseline was not recorded",
+        EventKind::UserPromptSubmit => "the attempt count was not reset",
+    };
+    json!({ "systemMessage": cap(&format!(
+        "prove-it: the gate failed: {error}; {what}. Run `prove-it doctor` in the repository to see why."
+    )) })
+}
+
+/// Cuts `text` to Claude Code's limit, keeping the end (where failures are).
+fn cap(text: &str) -> String {
+    let count = text.chars().count();
+    if count <= MAX_OUTPUT_CHARS {
+        return text.to_string();
+    }
+    let marker = "…(cut)…\n";
+    let keep = MAX_OUTPUT_CHARS - marker.chars().count();
+    let head: String = text.chars().take(keep / 4).collect();
+    let tail: String = text.chars().skip(count - (keep - keep / 4)).collect();
+    format!("{head}{marker}{tail}")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn block_on_stop_is_decision_block() {
+        let d = Decision::block("fix it");
+        assert_eq!(
+            answer(EventKind::Stop, &d),
+            Some(json!({"decision": "block", "reason": "fix it"}))
+        );
+    }
+
+    #[test]
+    fn quiet_allow_prints_nothing() {
+        assert_eq!(answer(EventKind::Stop, &Decision::allow()), None);
+    }
+
+    #[test]
+    fn long_text_is_capped() {
+        let long = "x".repeat(50_000);
+        assert!(cap(&long).chars().count() <= MAX_OUTPUT_CHARS);
+    }
+}

@@ -1,0 +1,167 @@
+//! Session state and the passed-state memory, outside the work tree.
+//!
+//! Layout under the state dir (0700 directories, 0600 files):
+//! `repos/<repo key>/repo` (the root path, for people),
+//! `repos/<repo key>/sessions/<session key>.json` (the policy's JSON),
+//! `repos/<repo key>/passed/<fingerprint>` (empty: this state passed).
+//! Keys are hashes: a session id never becomes part of a path. Every write
+//! is a temp file renamed into place, so two stops at once cannot tear a
+//! file, and two sessions never share one.
+
+use anyhow::{Context, Result, bail};
+use prove_it_gate::abi::SessionRead;
+use std::fs::DirBuilder;
+use std::io::Write;
+use std::os::unix::fs::{DirBuilderExt, PermissionsExt};
+use std::path::{Path, PathBuf};
+
+/// Passed states kept per repository; the oldest go first.
+const PASSED_KEEP: usize = 256;
+
+pub struct StateStore {
+    repo_dir: PathBuf,
+    session_file: PathBuf,
+}
+
+impl StateStore {
+    /// The store for one session in one work tree.
+    pub fn new(state_dir: &Path, root: &Path, session_id: &str) -> Self {
+        let repo_dir = state_dir
+            .join("repos")
+            .join(key(root.as_os_str().as_encoded_bytes()));
+        let session_file = repo_dir
+            .join("sessions")
+            .join(format!("{}.json", key(session_id.as_bytes())));
+        StateStore {
+            repo_dir,
+            session_file,
+        }
+    }
+
+    pub fn read_session(&self) -> Result<SessionRead> {
+        let bytes = match std::fs::read(&self.session_file) {
+            Ok(bytes) => bytes,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(SessionRead::default()),
+            Err(e) => {
+                return Err(e)
+                    .with_context(|| format!("cannot read `{}`", self.session_file.display()));
+            }
+        };
+        match serde_json::from_slice(&bytes) {
+            Ok(value) => Ok(SessionRead {
+                value: Some(value),
+                problem: None,
+            }),
+            Err(e) => {
+                // Keep it for a person to look at; never silently reuse it.
+                let aside = self.session_file.with_extension("json.corrupt");
+                let kept = std::fs::rename(&self.session_file, &aside).is_ok();
+                let place = if kept {
+                    format!(", kept as `{}`", aside.display())
+                } else {
+                    String::new()
+                };
+                Ok(SessionRead {
+                    value: None,
+                    problem: Some(format!(
+                        "`{}` is not valid JSON: {e}{place}",
+                        self.session_file.display()
+                    )),
+                })
+            }
+        }
+    }
+
+    pub fn write_session(&self, value: &serde_json::Value, root: &Path) -> Result<()> {
+        self.ensure_repo_dir(root)?;
+        let bytes = serde_json::to_vec(value).context("cannot encode session state")?;
+        write_atomic(&self.session_file, &bytes)
+    }
+
+    pub fn passed(&self, fingerprint: &str) -> Result<bool> {
+        Ok(self.passed_path(fingerprint)?.exists())
+    }
+
+    pub fn record_passed(&self, fingerprint: &str, root: &Path) -> Result<()> {
+        self.ensure_repo_dir(root)?;
+        write_atomic(&self.passed_path(fingerprint)?, b"")?;
+        self.prune_passed();
+        Ok(())
+    }
+
+    fn passed_path(&self, fingerprint: &str) -> Result<PathBuf> {
+        // The policy chooses this string: only plain hex may become a name.
+        let ok = !fingerprint.is_empty()
+            && fingerprint.len() <= 128
+            && fingerprint.bytes().all(|b| b.is_ascii_hexdigit());
+        if !ok {
+            bail!("a fingerprint must be 1 to 128 hex digits");
+        }
+        Ok(self.repo_dir.join("passed").join(fingerprint))
+    }
+
+    fn prune_passed(&self) {
+        let Ok(entries) = std::fs::read_dir(self.repo_dir.join("passed")) else {
+            return;
+        };
+        let mut files: Vec<(std::time::SystemTime, PathBuf)> = entries
+            .flatten()
+            .filter_map(|e| Some((e.metadata().ok()?.modified().ok()?, e.path())))
+            .collect();
+        if files.len() <= PASSED_KEEP {
+            return;
+        }
+        files.sort();
+        for (_, path) in &files[..files.len() - PASSED_KEEP] {
+            let _ = std::fs::remove_file(path);
+        }
+    }
+
+    fn ensure_repo_dir(&self, root: &Path) -> Result<()> {
+        for dir in [self.repo_dir.join("sessions"), self.repo_dir.join("passed")] {
+            private_dir(&dir)?;
+        }
+        let label = self.repo_dir.join("repo");
+        if !label.exists() {
+            write_atomic(&label, root.as_os_str().as_encoded_bytes())?;
+        }
+        Ok(())
+    }
+}
+
+/// A short, path-safe key for any bytes.
+fn key(bytes: &[u8]) -> String {
+    blake3::hash(bytes).to_hex()[..32].to_string()
+}
+
+/// Creates `dir` and its missing parents, each 0700.
+pub fn private_dir(dir: &Path) -> Result<()> {
+    if dir.is_dir() {
+        return Ok(());
+    }
+    DirBuilder::new()
+        .recursive(true)
+        .mode(0o700)
+        .create(dir)
+        .with_context(|| format!("cannot create `{}`", dir.display()))?;
+    // An existing umask can widen nothing here, but a parent we did not make
+    // keeps its own mode: only ours are forced.
+    std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o700))
+        .with_context(|| format!("cannot set the mode of `{}`", dir.display()))
+}
+
+/// Writes `bytes` to `path` through a 0600 temp file renamed into place.
+pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
+    let dir = path
+        .parent()
+        .expect("state files always live in a directory");
+    let mut file = tempfile::NamedTempFile::new_in(dir)
+        .with_context(|| format!("cannot create a temp file in `{}`", dir.display()))?;
+    // No fsync: it would cost every stop milliseconds, and a file torn by a
+    // crash reads as corrupt state, which is reported, never trusted.
+    file.write_all(bytes)
+        .with_context(|| format!("cannot write `{}`", path.display()))?;
+    file.persist(path)
+        .with_context(|| format!("cannot write `{}`", path.display()))?;
+    Ok(())
+}

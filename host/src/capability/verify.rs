@@ -1,0 +1,260 @@
+//! Running `./verify.sh`: from the work tree root, no arguments, stdin empty,
+//! stdout and stderr merged into one pipe of which only the last lines are
+//! kept, in a process group of its own that is killed whole at the timeout
+//! (and after the script exits, so nothing it started is left behind).
+//!
+//! It never returns an error: a script that cannot start is an outcome the
+//! policy reports like any other failure.
+
+use prove_it_gate::abi::{VerifyOutcome, VerifyRun};
+use std::collections::VecDeque;
+use std::io::Read;
+use std::os::unix::process::{CommandExt, ExitStatusExt};
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
+use std::sync::mpsc::{self, RecvTimeoutError};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use super::git::VERIFY_SH;
+
+/// Lines of output kept: what the agent is shown when it is sent back.
+pub const TAIL_LINES: usize = 20;
+/// Characters kept of one line (20 of them must fit Claude Code's 10,000).
+const LINE_CHARS: usize = 400;
+/// Bytes buffered for the line being read; the rest of a huge line is dropped.
+const LINE_BYTES: usize = 4 * LINE_CHARS;
+/// How long to wait for the output pipe to close once the group is gone (a
+/// process that escaped the group may still hold it open).
+const DRAIN_GRACE: Duration = Duration::from_millis(500);
+
+/// Runs `verify.sh` in `root`, stopping it after `timeout`.
+pub fn run(root: &Path, timeout: Duration) -> VerifyRun {
+    let start = Instant::now();
+    let could_not_start = |detail: String| VerifyRun {
+        outcome: VerifyOutcome::CouldNotStart,
+        exit_code: None,
+        duration_ms: start.elapsed().as_millis() as u64,
+        tail: Vec::new(),
+        timeout_secs: timeout.as_secs(),
+        detail: Some(detail),
+    };
+    let (reader, child) = match spawn(root) {
+        Ok(spawned) => spawned,
+        Err(e) => return could_not_start(e.to_string()),
+    };
+    let group = child.id() as libc::pid_t;
+    let tail = Arc::new(Mutex::new(Tail::default()));
+    let (drained_tx, drained_rx) = mpsc::channel();
+    {
+        let tail = Arc::clone(&tail);
+        std::thread::spawn(move || {
+            read_into(reader, &tail);
+            let _ = drained_tx.send(());
+        });
+    }
+    let (exit_tx, exit_rx) = mpsc::channel();
+    std::thread::spawn(move || {
+        let mut child: Child = child;
+        let _ = exit_tx.send(child.wait());
+    });
+
+    let status = match exit_rx.recv_timeout(timeout) {
+        Ok(status) => Some(status),
+        Err(RecvTimeoutError::Timeout) => {
+            kill_group(group);
+            // Reap it so no zombie is left; the group is already dead.
+            let _ = exit_rx.recv();
+            None
+        }
+        Err(RecvTimeoutError::Disconnected) => None,
+    };
+    // Whatever the script left running in its group goes too.
+    kill_group(group);
+    let _ = drained_rx.recv_timeout(DRAIN_GRACE);
+    let tail = tail.lock().map(|t| t.lines()).unwrap_or_default();
+    let duration_ms = start.elapsed().as_millis() as u64;
+
+    let (outcome, exit_code, detail) = match status {
+        None => (
+            VerifyOutcome::TimedOut,
+            None,
+            Some(format!("timed out after {} s", timeout.as_secs())),
+        ),
+        Some(Err(e)) => (
+            VerifyOutcome::Failed,
+            None,
+            Some(format!("cannot wait for it: {e}")),
+        ),
+        Some(Ok(status)) => match (status.code(), status.signal()) {
+            (Some(0), _) => (VerifyOutcome::Passed, Some(0), None),
+            (Some(code), _) => (VerifyOutcome::Failed, Some(code), None),
+            (None, Some(signal)) => (
+                VerifyOutcome::Failed,
+                None,
+                Some(format!("killed by signal {signal}")),
+            ),
+            (None, None) => (
+                VerifyOutcome::Failed,
+                None,
+                Some("ended without an exit code".into()),
+            ),
+        },
+    };
+    VerifyRun {
+        outcome,
+        exit_code,
+        duration_ms,
+        tail,
+        timeout_secs: timeout.as_secs(),
+        detail,
+    }
+}
+
+/// Starts the script with both output streams on one pipe.
+fn spawn(root: &Path) -> std::io::Result<(std::io::PipeReader, Child)> {
+    let (reader, writer) = std::io::pipe()?;
+    let command = |program: &Path, args: &[&str]| -> std::io::Result<Command> {
+        let mut cmd = Command::new(program);
+        cmd.args(args)
+            .current_dir(root)
+            .stdin(Stdio::null())
+            .stdout(writer.try_clone()?)
+            .stderr(writer.try_clone()?)
+            .env("PROVE_IT_RUNNING", "1")
+            .process_group(0);
+        Ok(cmd)
+    };
+    let script = root.join(VERIFY_SH);
+    // `command` is dropped at the end of each statement, closing our copies
+    // of the pipe's write end: only the script holds it, so EOF comes.
+    let spawned = command(&script, &[])?.spawn();
+    let child = match spawned {
+        // No `#!` line: run it the way a shell would, with sh.
+        Err(e) if e.raw_os_error() == Some(libc::ENOEXEC) => {
+            command(Path::new("/bin/sh"), &["./verify.sh"])?.spawn()?
+        }
+        other => other?,
+    };
+    drop(writer);
+    Ok((reader, child))
+}
+
+fn kill_group(group: libc::pid_t) {
+    // SAFETY: killpg only sends a signal; ESRCH (group gone) is fine.
+    unsafe {
+        libc::killpg(group, libc::SIGKILL);
+    }
+}
+
+fn read_into(mut reader: std::io::PipeReader, tail: &Mutex<Tail>) {
+    let mut buf = [0u8; 64 * 1024];
+    loop {
+        match reader.read(&mut buf) {
+            Ok(0) | Err(_) => break,
+            Ok(n) => {
+                if let Ok(mut tail) = tail.lock() {
+                    tail.push(&buf[..n]);
+                }
+            }
+        }
+    }
+    if let Ok(mut tail) = tail.lock() {
+        tail.finish();
+    }
+}
+
+/// The last [`TAIL_LINES`] lines of a stream, in bounded memory.
+#[derive(Default)]
+pub struct Tail {
+    lines: VecDeque<String>,
+    current: Vec<u8>,
+    current_cut: bool,
+}
+
+impl Tail {
+    pub fn push(&mut self, bytes: &[u8]) {
+        for chunk in bytes.split_inclusive(|b| *b == b'\n') {
+            let (body, ends) = match chunk.strip_suffix(b"\n") {
+                Some(body) => (body, true),
+                None => (chunk, false),
+            };
+            let room = LINE_BYTES.saturating_sub(self.current.len());
+            self.current
+                .extend_from_slice(&body[..body.len().min(room)]);
+            self.current_cut |= body.len() > room;
+            if ends {
+                self.end_line();
+            }
+        }
+    }
+
+    pub fn finish(&mut self) {
+        if !self.current.is_empty() {
+            self.end_line();
+        }
+    }
+
+    pub fn lines(&self) -> Vec<String> {
+        let mut lines: Vec<String> = self.lines.iter().cloned().collect();
+        if !self.current.is_empty() {
+            lines.push(Self::render(&self.current, self.current_cut));
+            if lines.len() > TAIL_LINES {
+                lines.remove(0);
+            }
+        }
+        lines
+    }
+
+    fn end_line(&mut self) {
+        let line = Self::render(&self.current, self.current_cut);
+        self.current.clear();
+        self.current_cut = false;
+        if self.lines.len() == TAIL_LINES {
+            self.lines.pop_front();
+        }
+        self.lines.push_back(line);
+    }
+
+    fn render(bytes: &[u8], cut: bool) -> String {
+        let text = String::from_utf8_lossy(bytes);
+        let text = text.trim_end_matches('\r');
+        // A progress bar rewrites its line with \r: show the last state.
+        let text = text.rsplit('\r').next().unwrap_or(text);
+        let mut out: String = text.chars().take(LINE_CHARS).collect();
+        if cut || text.chars().count() > LINE_CHARS {
+            out.push('…');
+        }
+        out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn keeps_the_last_lines_of_many() {
+        let mut tail = Tail::default();
+        for i in 0..1000 {
+            tail.push(format!("line {i}\n").as_bytes());
+        }
+        let lines = tail.lines();
+        assert_eq!(lines.len(), TAIL_LINES);
+        assert_eq!(lines.first().map(String::as_str), Some("line 980"));
+        assert_eq!(lines.last().map(String::as_str), Some("line 999"));
+    }
+
+    #[test]
+    fn joins_lines_split_across_reads_and_cuts_huge_ones() {
+        let mut tail = Tail::default();
+        tail.push(b"hel");
+        tail.push(b"lo\nwor");
+        tail.push(&vec![b'x'; 1_000_000]);
+        tail.finish();
+        let lines = tail.lines();
+        assert_eq!(lines[0], "hello");
+        assert!(lines[1].starts_with("worx") && lines[1].ends_with('…'));
+        assert!(lines[1].chars().count() <= LINE_CHARS + 1);
+    }
+}

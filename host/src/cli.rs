@@ -1,0 +1,60 @@
+//! The command line (clap types only; the work is in `commands/`).
+
+use clap::{Parser, Subcommand, ValueEnum};
+use prove_it_gate::abi::EventKind;
+
+/// prove-it: a coding agent may not end its turn until the repository's
+/// `verify.sh` passes.
+///
+/// Claude Code runs `prove-it hook ...` from the plugin's hooks; you rarely
+/// run it by hand. Settings are environment variables: PROVE_IT_SKIP,
+/// PROVE_IT_MAX_BLOCKS, PROVE_IT_TIMEOUT, PROVE_IT_LEDGER, PROVE_IT_LEDGER_DIR,
+/// PROVE_IT_STATE_DIR, PROVE_IT_CACHE_DIR (see SPEC.md).
+#[derive(Debug, Parser)]
+#[command(name = "prove-it", version, about, long_about)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Answer one Claude Code hook event (JSON on stdin, answer on stdout).
+    ///
+    /// Always exits 0: a block or a warning is in the JSON it prints, and
+    /// its own errors become a warning the user sees, never a silent pass.
+    Hook {
+        /// The hook event being answered.
+        #[arg(value_enum)]
+        event: HookEvent,
+    },
+}
+
+#[derive(Debug, Clone, Copy, ValueEnum)]
+pub enum HookEvent {
+    /// SessionStart: record the tree state this session starts from.
+    SessionStart,
+    /// UserPromptSubmit: a new turn; reset the gate's attempt count.
+    UserPromptSubmit,
+    /// Stop: run `verify.sh` if this session changed the tree; block on failure.
+    Stop,
+}
+
+impl From<HookEvent> for EventKind {
+    fn from(event: HookEvent) -> Self {
+        match event {
+            HookEvent::SessionStart => EventKind::SessionStart,
+            HookEvent::UserPromptSubmit => EventKind::UserPromptSubmit,
+            HookEvent::Stop => EventKind::Stop,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn cli_is_well_formed() {
+        use clap::CommandFactory;
+        super::Cli::command().debug_assert();
+    }
+}

@@ -1,0 +1,3 @@
+//! One subcommand per file, each with its own `execute`.
+
+pub mod hook;

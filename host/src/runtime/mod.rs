@@ -1,0 +1,182 @@
+//! Running a policy module: engine, module cache, sandbox limits, linking.
+//!
+//! The sandbox: fuel bounds the instructions a module may run, a store
+//! limiter caps its memory, the engine caps its stack, and replies are size
+//! checked. WASI is linked with nothing granted (no directories, environment,
+//! arguments or stdin; a frozen clock; stderr captured up to a cap). Only
+//! the capabilities in [`link`] are imports.
+
+mod cache;
+mod link;
+
+use anyhow::{Context, Result, anyhow, bail};
+use prove_it_gate::abi::{ABI_VERSION, Decision, Event, Host, export, unpack};
+use wasmtime::{Config, Engine, Linker, Memory, Store, StoreLimits, StoreLimitsBuilder, Trap};
+use wasmtime_wasi::WasiCtxBuilder;
+use wasmtime_wasi::p1::WasiP1Ctx;
+use wasmtime_wasi::p2::pipe::MemoryOutputPipe;
+
+/// The default policy, built from `gate-wasm/` for `wasm32-wasip1` by build.rs.
+pub const DEFAULT_POLICY: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/prove_it_gate.wasm"));
+
+/// Instructions (roughly) a policy may run per event; the default policy
+/// needs a few million. A spinning module is stopped in well under a second.
+pub const FUEL: u64 = 200_000_000;
+/// Linear memory a policy may grow to.
+pub const MEMORY_BYTES: usize = 64 << 20;
+/// Native stack a policy may use.
+pub const STACK_BYTES: usize = 512 << 10;
+/// Largest request or decision that may cross the boundary.
+pub const MESSAGE_BYTES: usize = 1 << 20;
+/// What a policy may write to stderr (kept for error messages).
+const STDERR_BYTES: usize = 16 << 10;
+
+/// What the store holds for one run.
+pub struct StoreData<H> {
+    wasi: WasiP1Ctx,
+    limits: StoreLimits,
+    host: H,
+}
+
+/// Runs `module` (wasm bytes) on `event` with `host` as its capabilities.
+pub fn run<H: Host + Send + 'static>(module: &[u8], event: &Event, host: H) -> Result<Decision> {
+    let engine = engine()?;
+    let module = cache::load(&engine, module)?;
+    let mut linker: Linker<StoreData<H>> = Linker::new(&engine);
+    wasmtime_wasi::p1::add_to_linker_sync(&mut linker, |data| &mut data.wasi).map_err(wasm)?;
+    link::add_to_linker(&mut linker)?;
+
+    let stderr = MemoryOutputPipe::new(STDERR_BYTES);
+    let wasi = WasiCtxBuilder::new()
+        .stderr(stderr.clone())
+        .wall_clock(Frozen)
+        .monotonic_clock(Frozen)
+        .build_p1();
+    let limits = StoreLimitsBuilder::new()
+        .memory_size(MEMORY_BYTES)
+        .instances(1)
+        .tables(4)
+        .memories(1)
+        .build();
+    let mut store = Store::new(&engine, StoreData { wasi, limits, host });
+    store.limiter(|data| &mut data.limits);
+    store.set_fuel(FUEL).map_err(wasm)?;
+
+    call(&linker, &mut store, &module, event).map_err(|e| with_stderr(e, &stderr))
+}
+
+fn engine() -> Result<Engine> {
+    let mut config = Config::new();
+    config.consume_fuel(true);
+    config.max_wasm_stack(STACK_BYTES);
+    Engine::new(&config).map_err(|e| wasm(e).context("cannot start the wasm engine"))
+}
+
+fn call<H: Host + Send + 'static>(
+    linker: &Linker<StoreData<H>>,
+    store: &mut Store<StoreData<H>>,
+    module: &wasmtime::Module,
+    event: &Event,
+) -> Result<Decision> {
+    let instance = linker
+        .instantiate(&mut *store, module)
+        .map_err(|e| wasm(e).context("cannot load the policy"))?;
+    let version = instance
+        .get_typed_func::<(), i32>(&mut *store, export::ABI_VERSION)
+        .map_err(|e| {
+            wasm(e).context(format!(
+                "the policy has no usable `{}` export: it is not a prove-it policy",
+                export::ABI_VERSION
+            ))
+        })?
+        .call(&mut *store, ())
+        .map_err(wasm)?;
+    if version != ABI_VERSION {
+        bail!("the policy is built for ABI {version}, this prove-it speaks ABI {ABI_VERSION}");
+    }
+    if let Ok(init) = instance.get_typed_func::<(), ()>(&mut *store, export::INITIALIZE) {
+        init.call(&mut *store, ()).map_err(wasm)?;
+    }
+    let memory = link::memory(&instance, &mut *store)?;
+    let alloc = instance
+        .get_typed_func::<i32, i32>(&mut *store, export::ALLOC)
+        .map_err(|e| {
+            wasm(e).context(format!(
+                "the policy has no usable `{}` export",
+                export::ALLOC
+            ))
+        })?;
+    let decide = instance
+        .get_typed_func::<(i32, i32), i64>(&mut *store, export::DECIDE)
+        .map_err(|e| {
+            wasm(e).context(format!(
+                "the policy has no usable `{}` export",
+                export::DECIDE
+            ))
+        })?;
+
+    let bytes = serde_json::to_vec(event).context("cannot encode the event")?;
+    let len = i32::try_from(bytes.len()).context("the event is too large")?;
+    let ptr = alloc.call(&mut *store, len).map_err(wasm)?;
+    link::write(&memory, &mut *store, ptr, &bytes).map_err(wasm)?;
+    let packed = decide.call(&mut *store, (ptr, len)).map_err(wasm)?;
+    let (ptr, len) = unpack(packed);
+    let out = read_decision(&memory, store, ptr, len)?;
+    serde_json::from_slice(&out).context("the policy returned a decision that is not valid JSON")
+}
+
+fn read_decision<T>(memory: &Memory, store: &Store<T>, ptr: u32, len: u32) -> Result<Vec<u8>> {
+    if len as usize > MESSAGE_BYTES {
+        bail!("the policy returned {len} bytes; the limit is {MESSAGE_BYTES}");
+    }
+    link::read(memory, store, ptr, len).map_err(|e| anyhow!("{e}"))
+}
+
+/// Names what went wrong inside the module in words a user can act on.
+fn wasm(error: wasmtime::Error) -> anyhow::Error {
+    match error.downcast_ref::<Trap>() {
+        Some(Trap::OutOfFuel) => {
+            anyhow!("the policy ran out of fuel ({FUEL} units) and was stopped")
+        }
+        Some(Trap::StackOverflow) => {
+            anyhow!("the policy overflowed its {} KiB stack", STACK_BYTES >> 10)
+        }
+        Some(trap) => anyhow!("the policy trapped: {trap}"),
+        None => anyhow!("{error:#}"),
+    }
+}
+
+/// Adds what the policy printed to stderr (a Rust panic message, say).
+fn with_stderr(error: anyhow::Error, stderr: &MemoryOutputPipe) -> anyhow::Error {
+    let said = String::from_utf8_lossy(&stderr.contents())
+        .trim()
+        .to_string();
+    if said.is_empty() {
+        return error;
+    }
+    error.context(format!(
+        "the policy printed: {}",
+        said.chars().take(500).collect::<String>()
+    ))
+}
+
+/// A clock that never moves: the policy has no clock of its own.
+struct Frozen;
+
+impl wasmtime_wasi::HostWallClock for Frozen {
+    fn resolution(&self) -> std::time::Duration {
+        std::time::Duration::from_secs(1)
+    }
+    fn now(&self) -> std::time::Duration {
+        std::time::Duration::ZERO
+    }
+}
+
+impl wasmtime_wasi::HostMonotonicClock for Frozen {
+    fn resolution(&self) -> u64 {
+        1_000_000_000
+    }
+    fn now(&self) -> u64 {
+        0
+    }
+}
