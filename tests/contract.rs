@@ -1,0 +1,185 @@
+//! The contract's rules, one test each (see SPEC.md).
+
+use crate::util::Sandbox;
+
+#[test]
+fn failing_check_blocks_with_attempt_tail_and_warning() {
+    let sb = Sandbox::new();
+    let repo = sb.repo("r");
+    repo.arm_counting();
+    repo.start("s").assert_quiet();
+    repo.write("broken", "x");
+    let out = repo.stop("s", false);
+    out.assert_blocked_with("attempt 1 of 3");
+    out.assert_blocked_with("1 failed, 41 passed");
+    out.assert_blocked_with("violation, not a fix");
+}
+
+#[test]
+fn passing_check_opens_quietly() {
+    let sb = Sandbox::new();
+    let repo = sb.repo("r");
+    repo.arm_counting();
+    repo.start("s");
+    repo.write("src.txt", "work");
+    repo.stop("s", false).assert_quiet();
+    assert_eq!(repo.runs(), 1);
+}
+
+#[test]
+fn read_only_session_is_untouched_even_on_a_failing_tree() {
+    let sb = Sandbox::new();
+    let repo = sb.repo("r");
+    repo.arm_counting();
+    repo.write("broken", "already failing before the session");
+    repo.start("s");
+    repo.stop("s", false).assert_quiet();
+    assert_eq!(repo.runs(), 0, "a read-only session never runs verify.sh");
+}
+
+#[test]
+fn passed_tree_state_is_not_verified_again() {
+    let sb = Sandbox::new();
+    let repo = sb.repo("r");
+    repo.arm_counting();
+    repo.start("s");
+    repo.write("src.txt", "work");
+    repo.stop("s", false).assert_quiet();
+    repo.prompt("s");
+    repo.stop("s", false).assert_quiet();
+    assert_eq!(repo.runs(), 1);
+    // Another session on the same repo at the same state: remembered too.
+    repo.start("other");
+    repo.write("src.txt", "more work");
+    repo.stop("other", false).assert_quiet();
+    repo.write("src.txt", "work");
+    repo.stop("other", false).assert_quiet();
+    assert_eq!(repo.runs(), 2);
+}
+
+#[test]
+fn without_verify_sh_the_hook_is_quiet() {
+    let sb = Sandbox::new();
+    let repo = sb.repo("r");
+    repo.start("s").assert_quiet();
+    repo.write("src.txt", "work");
+    repo.stop("s", false).assert_quiet();
+}
+
+#[test]
+fn outside_a_git_repository_the_hook_is_quiet() {
+    let sb = Sandbox::new();
+    let dir = sb.tmp.path().join("plain");
+    std::fs::create_dir_all(&dir).expect("dir");
+    std::fs::write(dir.join("verify.sh"), "#!/bin/sh\nexit 1\n").expect("write");
+    let input = serde_json::json!({"session_id": "s", "cwd": dir, "stop_hook_active": false});
+    crate::util::run_hook(&dir, &sb.env, "stop", input.to_string().as_bytes()).assert_quiet();
+}
+
+#[test]
+fn verify_sh_created_during_the_session_arms_the_gate() {
+    let sb = Sandbox::new();
+    let repo = sb.repo("r");
+    repo.start("s");
+    repo.write("verify.sh", "#!/bin/sh\necho nope; exit 3\n");
+    repo.chmod("verify.sh", 0o755);
+    repo.stop("s", false).assert_blocked_with("exit 3");
+}
+
+#[test]
+fn max_blocks_then_a_loud_yield_and_the_next_turn_is_gated_again() {
+    let mut sb = Sandbox::new();
+    sb.set("PROVE_IT_MAX_BLOCKS", "2");
+    let repo = sb.repo("r");
+    repo.arm_counting();
+    repo.start("s");
+    repo.write("broken", "x");
+    repo.stop("s", false).assert_blocked_with("attempt 1 of 2");
+    repo.stop("s", true).assert_blocked_with("attempt 2 of 2");
+    let out = repo.stop("s", true);
+    out.assert_allowed_saying("without passing verification");
+    out.assert_allowed_saying("PROVE_IT_MAX_BLOCKS=2");
+    repo.prompt("s").assert_quiet();
+    repo.stop("s", false).assert_blocked_with("attempt 1 of 2");
+}
+
+#[test]
+fn max_blocks_zero_warns_without_blocking() {
+    let mut sb = Sandbox::new();
+    sb.set("PROVE_IT_MAX_BLOCKS", "0");
+    let repo = sb.repo("r");
+    repo.arm_counting();
+    repo.start("s");
+    repo.write("broken", "x");
+    repo.stop("s", false).assert_allowed_saying("only warns");
+}
+
+#[test]
+fn skip_lets_the_turn_end_and_says_so() {
+    let mut sb = Sandbox::new();
+    sb.set("PROVE_IT_SKIP", "1");
+    let repo = sb.repo("r");
+    repo.arm_counting();
+    repo.start("s");
+    repo.write("broken", "x");
+    repo.stop("s", false)
+        .assert_allowed_saying("PROVE_IT_SKIP=1");
+    assert_eq!(repo.runs(), 0);
+}
+
+#[test]
+fn a_pass_through_a_rewritten_verify_sh_is_reported() {
+    let sb = Sandbox::new();
+    let repo = sb.repo("r");
+    repo.arm("exit 1");
+    repo.start("s");
+    repo.write("verify.sh", "#!/bin/sh\nexit 0\n");
+    repo.stop("s", false)
+        .assert_allowed_saying("git diff -- verify.sh");
+}
+
+#[test]
+fn resume_and_compact_never_move_the_baseline() {
+    let sb = Sandbox::new();
+    let repo = sb.repo("r");
+    repo.arm_counting();
+    repo.start("s");
+    repo.write("broken", "x");
+    repo.start_from("s", "resume").assert_quiet();
+    repo.start_from("s", "compact").assert_quiet();
+    repo.stop("s", false).assert_blocked_with("attempt 1 of 3");
+}
+
+#[test]
+fn cwd_in_a_subfolder_gates_the_whole_repository() {
+    let sb = Sandbox::new();
+    let repo = sb.repo("r");
+    repo.arm_counting();
+    repo.write("deep/er/file.txt", "x");
+    repo.commit("sub");
+    let sub = repo.path("deep/er");
+    let hook = |event: &str, extra: serde_json::Value| {
+        let mut input = serde_json::json!({"session_id": "s", "cwd": sub, "source": "startup"});
+        input
+            .as_object_mut()
+            .expect("object")
+            .extend(extra.as_object().expect("object").clone());
+        crate::util::run_hook(&sub, &repo.env, event, input.to_string().as_bytes())
+    };
+    hook("session-start", serde_json::json!({})).assert_quiet();
+    repo.write("broken", "x");
+    hook("stop", serde_json::json!({"stop_hook_active": false})).assert_blocked_with("1 failed");
+}
+
+#[test]
+fn bad_settings_are_reported_and_defaults_apply() {
+    let mut sb = Sandbox::new();
+    sb.set("PROVE_IT_MAX_BLOCKS", "lots");
+    let repo = sb.repo("r");
+    repo.arm_counting();
+    repo.start("s");
+    repo.write("broken", "x");
+    let out = repo.stop("s", false);
+    out.assert_blocked_with("attempt 1 of 3");
+    assert!(out.message().contains("PROVE_IT_MAX_BLOCKS=lots"), "{out}");
+}

@@ -1,0 +1,233 @@
+//! What counts as "this session changed the repository": the fingerprint
+//! against the session's baseline, on every kind of change and repository.
+
+use crate::util::{Sandbox, git};
+
+/// Starts session `s`, applies `change`, and asserts the stop is gated.
+fn gated_after(change: impl FnOnce(&crate::util::Repo)) {
+    let sb = Sandbox::new();
+    let repo = sb.repo("r");
+    repo.arm_counting();
+    repo.write("broken", "x");
+    repo.commit("a failing tree to start from");
+    repo.start("s");
+    change(&repo);
+    repo.stop("s", false).assert_blocked_with("1 failed");
+}
+
+#[test]
+fn edit_of_same_size_by_sed_is_work() {
+    gated_after(|repo| repo.write("README.md", "jello\n"));
+}
+
+#[test]
+fn staged_change_is_work() {
+    gated_after(|repo| {
+        repo.write("README.md", "staged\n");
+        repo.git(&["add", "README.md"]);
+        repo.write("README.md", "hello\n");
+    });
+}
+
+#[test]
+fn deletion_is_work() {
+    gated_after(|repo| std::fs::remove_file(repo.path("README.md")).expect("rm"));
+}
+
+#[test]
+fn new_untracked_file_is_work() {
+    gated_after(|repo| repo.write("generated/out.txt", "from a generator"));
+}
+
+#[test]
+fn tracked_mode_change_is_work() {
+    gated_after(|repo| repo.chmod("README.md", 0o755));
+}
+
+#[test]
+fn untracked_mode_change_is_work() {
+    let sb = Sandbox::new();
+    let repo = sb.repo("r");
+    repo.arm_counting();
+    repo.write("broken", "x");
+    repo.write("tool.sh", "echo hi");
+    repo.start("s");
+    repo.chmod("tool.sh", 0o755);
+    repo.stop("s", false).assert_blocked_with("1 failed");
+}
+
+#[test]
+fn untracked_symlink_target_change_is_work() {
+    let sb = Sandbox::new();
+    let repo = sb.repo("r");
+    repo.arm_counting();
+    repo.write("broken", "x");
+    std::os::unix::fs::symlink("a", repo.path("link")).expect("symlink");
+    repo.start("s");
+    std::fs::remove_file(repo.path("link")).expect("rm");
+    std::os::unix::fs::symlink("b", repo.path("link")).expect("symlink");
+    repo.stop("s", false).assert_blocked_with("1 failed");
+}
+
+#[test]
+fn tracked_symlink_target_change_is_work() {
+    gated_after(|repo| {
+        std::os::unix::fs::symlink("README.md", repo.path("link")).expect("symlink");
+        repo.commit("link");
+    });
+    gated_after(|repo| {
+        std::os::unix::fs::symlink("README.md", repo.path("link")).expect("symlink");
+        repo.commit("link");
+        std::fs::remove_file(repo.path("link")).expect("rm");
+        std::os::unix::fs::symlink("verify.sh", repo.path("link")).expect("symlink");
+    });
+}
+
+#[test]
+fn untracked_files_past_500_are_all_seen() {
+    let sb = Sandbox::new();
+    let repo = sb.repo("r");
+    repo.arm_counting();
+    repo.write("broken", "x");
+    for i in 0..600 {
+        repo.write(&format!("many/f{i:03}.txt"), "same\n");
+    }
+    repo.start("s");
+    repo.stop("s", false).assert_quiet();
+    repo.write("many/f555.txt", "diff\n");
+    repo.stop("s", false).assert_blocked_with("1 failed");
+}
+
+#[test]
+fn ignored_files_are_not_work() {
+    let sb = Sandbox::new();
+    let repo = sb.repo("r");
+    repo.arm_counting();
+    repo.write("broken", "x");
+    repo.write(".gitignore", "target/\n");
+    repo.commit("ignore");
+    repo.start("s");
+    repo.write("target/debug/build.log", "noise");
+    repo.stop("s", false).assert_quiet();
+}
+
+#[test]
+fn returning_to_the_baseline_state_is_not_work() {
+    let sb = Sandbox::new();
+    let repo = sb.repo("r");
+    repo.arm_counting();
+    repo.write("broken", "x");
+    repo.commit("failing");
+    repo.start("s");
+    repo.write("README.md", "changed\n");
+    repo.write("scratch.txt", "tmp");
+    repo.stop("s", false).assert_blocked_with("1 failed");
+    repo.write("README.md", "hello\n");
+    std::fs::remove_file(repo.path("scratch.txt")).expect("rm");
+    repo.prompt("s");
+    repo.stop("s", false).assert_quiet();
+}
+
+#[test]
+fn unborn_repository_is_gated() {
+    let sb = Sandbox::new();
+    let repo = sb.unborn_repo("r");
+    repo.write(
+        "verify.sh",
+        "#!/bin/sh\ntest -e broken && { echo 'it broke: FAILED'; exit 1; }\nexit 0\n",
+    );
+    repo.chmod("verify.sh", 0o755);
+    repo.start("s").assert_quiet();
+    repo.stop("s", false).assert_quiet();
+    repo.write("broken", "x");
+    repo.stop("s", false).assert_blocked_with("FAILED");
+}
+
+#[test]
+fn detached_head_is_gated() {
+    let sb = Sandbox::new();
+    let repo = sb.repo("r");
+    repo.arm_counting();
+    repo.git(&["checkout", "-q", "--detach"]);
+    repo.start("s");
+    repo.stop("s", false).assert_quiet();
+    repo.write("broken", "x");
+    repo.stop("s", false).assert_blocked_with("1 failed");
+}
+
+#[test]
+fn switching_branches_is_a_change() {
+    let sb = Sandbox::new();
+    let repo = sb.repo("r");
+    repo.arm_counting();
+    repo.git(&["checkout", "-q", "-b", "feature"]);
+    repo.write("broken", "x");
+    repo.commit("broken on feature");
+    repo.git(&["checkout", "-q", "main"]);
+    repo.start("s");
+    repo.git(&["checkout", "-q", "feature"]);
+    repo.stop("s", false).assert_blocked_with("1 failed");
+}
+
+#[test]
+fn linked_worktree_is_gated_on_its_own() {
+    let sb = Sandbox::new();
+    let repo = sb.repo("r");
+    repo.arm_counting();
+    let wt_path = sb.tmp.path().join("wt");
+    repo.git(&[
+        "worktree",
+        "add",
+        "-q",
+        "-b",
+        "wt",
+        wt_path.to_str().expect("utf-8"),
+    ]);
+    let wt = crate::util::Repo {
+        root: wt_path,
+        env: repo.env.clone(),
+    };
+    wt.start("s");
+    repo.start("main-session");
+    wt.write("broken", "x");
+    wt.stop("s", false).assert_blocked_with("1 failed");
+    repo.stop("main-session", false).assert_quiet();
+}
+
+#[test]
+fn submodule_changes_are_work() {
+    let sb = Sandbox::new();
+    let sub = sb.repo("sub");
+    sub.write("lib.txt", "v1\n");
+    sub.commit("lib");
+    let repo = sb.repo("r");
+    repo.git(&[
+        "-c",
+        "protocol.file.allow=always",
+        "submodule",
+        "add",
+        "-q",
+        sub.root.to_str().expect("utf-8"),
+        "vendor/sub",
+    ]);
+    repo.commit("add submodule");
+    repo.arm("test -e vendor/sub/broken && { echo 'sub: 1 failed'; exit 1; }; exit 0");
+    repo.start("s");
+    repo.stop("s", false).assert_quiet();
+    repo.write("vendor/sub/broken", "x");
+    repo.stop("s", false).assert_blocked_with("1 failed");
+}
+
+#[test]
+fn changing_repo_a_does_not_gate_repo_b() {
+    let sb = Sandbox::new();
+    let a = sb.repo("a");
+    let b = sb.repo("b");
+    a.arm_counting();
+    b.arm_counting();
+    b.start("s");
+    a.write("broken", "x");
+    git(&a.root, &["add", "-A"]);
+    b.stop("s", false).assert_quiet();
+    assert_eq!(b.runs(), 0);
+}

@@ -1,0 +1,158 @@
+//! Bad input, hostile ids, concurrent sessions, lost state: always an answer
+//! the user sees, never a crash or a silent pass, and no state lost.
+
+use crate::util::{Sandbox, files_under, run_hook};
+use std::os::unix::fs::PermissionsExt;
+
+#[test]
+fn malformed_stdin_is_reported_not_crashed() {
+    let sb = Sandbox::new();
+    let repo = sb.repo("r");
+    repo.arm("exit 1");
+    for (event, input) in [
+        ("stop", &b"this is not json"[..]),
+        ("stop", b""),
+        ("stop", b"{\"cwd\": \"/\"}"),
+        ("session-start", b"[1, 2, 3]"),
+        ("user-prompt-submit", b"{\"session_id\": 42}"),
+        ("stop", b"{\"session_id\": \"\"}"),
+        ("stop", &[0xff, 0xfe, 0x00][..]),
+    ] {
+        let out = run_hook(&repo.root, &repo.env, event, input);
+        assert!(out.message().contains("prove-it: the gate failed"), "{out}");
+        if event == "stop" {
+            assert!(out.message().contains("NOT verified"), "{out}");
+        }
+    }
+}
+
+#[test]
+fn hostile_session_id_never_becomes_a_path() {
+    let sb = Sandbox::new();
+    let repo = sb.repo("r");
+    repo.arm_counting();
+    for id in [
+        "../../x",
+        "/etc/passwd",
+        "..",
+        "a/b\\c\0d",
+        &"y".repeat(5000),
+    ] {
+        repo.start(id).assert_quiet();
+        repo.write("broken", "x");
+        repo.stop(id, false).assert_blocked_with("1 failed");
+        std::fs::remove_file(repo.path("broken")).expect("rm");
+    }
+    assert!(!sb.tmp.path().join("x").exists());
+    assert!(!sb.state_dir().parent().expect("parent").join("x").exists());
+    for file in files_under(&sb.state_dir()) {
+        let name = file.rsplit('/').next().expect("name");
+        assert!(
+            name == "repo"
+                || name
+                    .trim_end_matches(".json")
+                    .bytes()
+                    .all(|b| b.is_ascii_hexdigit()),
+            "unexpected state file {file}"
+        );
+    }
+}
+
+#[test]
+fn two_sessions_stopping_at_once_keep_their_own_state() {
+    let sb = Sandbox::new();
+    let repo = sb.repo("r");
+    repo.arm_counting();
+    repo.start("one");
+    repo.start("two");
+    repo.write("broken", "x");
+    for round in 1..=3 {
+        let (a, b) = std::thread::scope(|s| {
+            let a = s.spawn(|| repo.stop("one", round > 1));
+            let b = s.spawn(|| repo.stop("two", round > 1));
+            (a.join().expect("one"), b.join().expect("two"))
+        });
+        a.assert_blocked_with(&format!("attempt {round} of 3"));
+        b.assert_blocked_with(&format!("attempt {round} of 3"));
+    }
+    for file in files_under(&sb.state_dir())
+        .iter()
+        .filter(|f| f.ends_with(".json"))
+    {
+        let text = std::fs::read_to_string(sb.state_dir().join(file)).expect("read");
+        serde_json::from_str::<serde_json::Value>(&text).expect("whole JSON");
+    }
+}
+
+#[test]
+fn corrupt_state_is_reported_kept_aside_and_gated() {
+    let sb = Sandbox::new();
+    let repo = sb.repo("r");
+    repo.arm_counting();
+    repo.start("s");
+    let session = files_under(&sb.state_dir())
+        .into_iter()
+        .find(|f| f.ends_with(".json"))
+        .expect("a session file");
+    std::fs::write(sb.state_dir().join(&session), "{ torn").expect("corrupt it");
+    repo.write("broken", "x");
+    let out = repo.stop("s", false);
+    out.assert_blocked_with("1 failed");
+    assert!(out.message().contains("unreadable"), "{out}");
+    assert!(
+        sb.state_dir().join(format!("{session}.corrupt")).exists(),
+        "kept for a person to read"
+    );
+}
+
+#[test]
+fn missing_state_counts_as_changed_and_is_reported() {
+    let sb = Sandbox::new();
+    let repo = sb.repo("r");
+    repo.arm_counting();
+    repo.write("broken", "x");
+    repo.commit("failing");
+    // No SessionStart was ever seen for this session.
+    let out = repo.stop("never-started", false);
+    out.assert_blocked_with("1 failed");
+    assert!(out.message().contains("no baseline"), "{out}");
+}
+
+#[test]
+fn state_lives_outside_the_work_tree_privately() {
+    let sb = Sandbox::new();
+    let repo = sb.repo("r");
+    repo.arm_counting();
+    repo.start("s");
+    repo.write("src.txt", "work");
+    repo.stop("s", false).assert_quiet();
+    assert_eq!(repo.git(&["status", "--porcelain"]), "?? src.txt");
+    let mode = std::fs::metadata(sb.state_dir())
+        .expect("state dir")
+        .permissions()
+        .mode();
+    assert_eq!(mode & 0o777, 0o700);
+    for file in files_under(&sb.state_dir()) {
+        let mode = std::fs::metadata(sb.state_dir().join(&file))
+            .expect("file")
+            .permissions()
+            .mode();
+        assert_eq!(mode & 0o077, 0, "{file} is readable by others");
+    }
+}
+
+#[test]
+fn a_broken_repository_is_reported_not_passed() {
+    let sb = Sandbox::new();
+    let dir = sb.tmp.path().join("broken-repo");
+    std::fs::create_dir_all(dir.join(".git")).expect("dir");
+    std::fs::write(dir.join("verify.sh"), "#!/bin/sh\nexit 1\n").expect("write");
+    std::fs::set_permissions(
+        dir.join("verify.sh"),
+        std::fs::Permissions::from_mode(0o755),
+    )
+    .expect("chmod");
+    let input = serde_json::json!({"session_id": "s", "cwd": dir, "stop_hook_active": false});
+    let out = run_hook(&dir, &sb.env, "stop", input.to_string().as_bytes());
+    assert!(out.message().contains("not verified"), "{out}");
+}

@@ -1,0 +1,357 @@
+//! The test harness: real git repositories in temp dirs, the real
+//! `prove-it` binary fed hook JSON on stdin, and failures that show
+//! everything needed to see why.
+
+use serde_json::{Value, json};
+use std::collections::BTreeMap;
+use std::fmt;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+
+pub const BIN: &str = env!("CARGO_BIN_EXE_prove-it");
+
+/// Pinned git environment: no system or user config, fixed identity and dates.
+pub fn git_env(cmd: &mut Command) -> &mut Command {
+    cmd.env("GIT_CONFIG_NOSYSTEM", "1")
+        .env("GIT_CONFIG_GLOBAL", "/dev/null")
+        .env("GIT_AUTHOR_NAME", "Test")
+        .env("GIT_AUTHOR_EMAIL", "test@example.invalid")
+        .env("GIT_COMMITTER_NAME", "Test")
+        .env("GIT_COMMITTER_EMAIL", "test@example.invalid")
+        .env("GIT_AUTHOR_DATE", "2026-01-01T00:00:00Z")
+        .env("GIT_COMMITTER_DATE", "2026-01-01T00:00:00Z")
+}
+
+/// Runs git in `dir`, panicking with its output on failure.
+pub fn git(dir: &Path, args: &[&str]) -> String {
+    let out = git_env(&mut Command::new("git"))
+        .args(args)
+        .current_dir(dir)
+        .output()
+        .expect("git runs");
+    assert!(
+        out.status.success(),
+        "git {args:?} in {} failed:\n{}{}",
+        dir.display(),
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).trim().to_string()
+}
+
+/// A sandbox: its own HOME, state, ledger and (shared) module cache dirs.
+pub struct Sandbox {
+    pub tmp: tempfile::TempDir,
+    pub env: BTreeMap<String, String>,
+}
+
+impl Sandbox {
+    pub fn new() -> Self {
+        let tmp = tempfile::tempdir().expect("temp dir");
+        let home = tmp.path().join("home");
+        std::fs::create_dir_all(&home).expect("home");
+        let mut env = BTreeMap::new();
+        env.insert("HOME".into(), home.display().to_string());
+        env.insert(
+            "PROVE_IT_STATE_DIR".into(),
+            tmp.path().join("state").display().to_string(),
+        );
+        env.insert(
+            "PROVE_IT_LEDGER_DIR".into(),
+            tmp.path().join("ledger").display().to_string(),
+        );
+        // Shared between tests so the policy is compiled once per run.
+        env.insert(
+            "PROVE_IT_CACHE_DIR".into(),
+            format!("{}/module-cache", env!("CARGO_TARGET_TMPDIR")),
+        );
+        Sandbox { tmp, env }
+    }
+
+    pub fn state_dir(&self) -> PathBuf {
+        self.tmp.path().join("state")
+    }
+
+    pub fn ledger_dir(&self) -> PathBuf {
+        self.tmp.path().join("ledger")
+    }
+
+    pub fn set(&mut self, key: &str, value: &str) -> &mut Self {
+        self.env.insert(key.into(), value.into());
+        self
+    }
+
+    /// A new repository in this sandbox with one commit.
+    pub fn repo(&self, name: &str) -> Repo {
+        let root = self.tmp.path().join(name);
+        std::fs::create_dir_all(&root).expect("repo dir");
+        git(&root, &["init", "-q", "-b", "main"]);
+        let repo = Repo {
+            root,
+            env: self.env.clone(),
+        };
+        repo.write("README.md", "hello\n");
+        repo.commit("init");
+        repo
+    }
+
+    /// A new repository with no commits at all.
+    pub fn unborn_repo(&self, name: &str) -> Repo {
+        let root = self.tmp.path().join(name);
+        std::fs::create_dir_all(&root).expect("repo dir");
+        git(&root, &["init", "-q", "-b", "main"]);
+        Repo {
+            root,
+            env: self.env.clone(),
+        }
+    }
+}
+
+pub struct Repo {
+    pub root: PathBuf,
+    pub env: BTreeMap<String, String>,
+}
+
+impl Repo {
+    pub fn path(&self, rel: &str) -> PathBuf {
+        self.root.join(rel)
+    }
+
+    pub fn write(&self, rel: &str, content: &str) {
+        let path = self.path(rel);
+        if let Some(parent) = path.parent() {
+            std::fs::create_dir_all(parent).expect("parent dir");
+        }
+        std::fs::write(&path, content).expect("write");
+    }
+
+    pub fn chmod(&self, rel: &str, mode: u32) {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(self.path(rel), std::fs::Permissions::from_mode(mode))
+            .expect("chmod");
+    }
+
+    pub fn git(&self, args: &[&str]) -> String {
+        git(&self.root, args)
+    }
+
+    pub fn commit(&self, message: &str) {
+        self.git(&["add", "-A"]);
+        self.git(&["commit", "-q", "--allow-empty", "-m", message]);
+    }
+
+    /// Writes an executable `verify.sh` with `body` after a `#!/bin/sh` line
+    /// and commits it.
+    pub fn arm(&self, body: &str) {
+        self.write("verify.sh", &format!("#!/bin/sh\n{body}\n"));
+        self.chmod("verify.sh", 0o755);
+        self.commit("arm");
+    }
+
+    /// Arms with a check that fails while `broken` exists, and counts runs in
+    /// `.runs` outside the tree (in the sandbox).
+    pub fn arm_counting(&self) {
+        let runs = self.runs_file();
+        self.arm(&format!(
+            "echo run >> '{}'\nif [ -e broken ]; then echo 'test result: 1 failed, 41 passed'; exit 1; fi\necho ok",
+            runs.display()
+        ));
+    }
+
+    pub fn runs_file(&self) -> PathBuf {
+        self.root.with_extension("runs")
+    }
+
+    /// How many times `verify.sh` ran (with [`Repo::arm_counting`]).
+    pub fn runs(&self) -> usize {
+        std::fs::read_to_string(self.runs_file())
+            .map(|s| s.lines().count())
+            .unwrap_or(0)
+    }
+
+    /// Runs `prove-it hook <event>` with `input` on stdin, from the repo root.
+    pub fn hook(&self, event: &str, input: &Value) -> Outcome {
+        run_hook(&self.root, &self.env, event, input.to_string().as_bytes())
+    }
+
+    pub fn start(&self, session: &str) -> Outcome {
+        self.start_from(session, "startup")
+    }
+
+    pub fn start_from(&self, session: &str, source: &str) -> Outcome {
+        self.hook(
+            "session-start",
+            &json!({"session_id": session, "cwd": self.root, "hook_event_name": "SessionStart", "source": source}),
+        )
+    }
+
+    pub fn prompt(&self, session: &str) -> Outcome {
+        self.hook(
+            "user-prompt-submit",
+            &json!({"session_id": session, "cwd": self.root, "hook_event_name": "UserPromptSubmit", "prompt": "go"}),
+        )
+    }
+
+    pub fn stop(&self, session: &str, active: bool) -> Outcome {
+        self.stop_claiming(session, active, "All tests pass. Ready to merge.")
+    }
+
+    pub fn stop_claiming(&self, session: &str, active: bool, claim: &str) -> Outcome {
+        self.hook(
+            "stop",
+            &json!({
+                "session_id": session, "cwd": self.root, "hook_event_name": "Stop",
+                "stop_hook_active": active, "last_assistant_message": claim,
+            }),
+        )
+    }
+}
+
+/// Runs the binary and collects what it did.
+pub fn run_hook(cwd: &Path, env: &BTreeMap<String, String>, event: &str, stdin: &[u8]) -> Outcome {
+    use std::io::Write;
+    let mut cmd = Command::new(BIN);
+    cmd.args(["hook", event])
+        .current_dir(cwd)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    for (key, _) in std::env::vars() {
+        if key.starts_with("PROVE_IT_") {
+            cmd.env_remove(key);
+        }
+    }
+    git_env(&mut cmd).envs(env);
+    let mut child = cmd.spawn().expect("prove-it starts");
+    child
+        .stdin
+        .take()
+        .expect("stdin")
+        .write_all(stdin)
+        .expect("write stdin");
+    let output = child.wait_with_output().expect("prove-it finishes");
+    Outcome::new(
+        format!("prove-it hook {event} (cwd {})", cwd.display()),
+        String::from_utf8_lossy(stdin).into(),
+        output,
+    )
+}
+
+pub struct Outcome {
+    pub command: String,
+    pub input: String,
+    pub output: Output,
+    pub json: Option<Value>,
+}
+
+impl Outcome {
+    fn new(command: String, input: String, output: Output) -> Self {
+        let stdout = String::from_utf8_lossy(&output.stdout);
+        let json = if stdout.trim().is_empty() {
+            None
+        } else {
+            Some(
+                serde_json::from_str(&stdout)
+                    .unwrap_or_else(|e| panic!("stdout is not JSON ({e}): {stdout}")),
+            )
+        };
+        let outcome = Outcome {
+            command,
+            input,
+            output,
+            json,
+        };
+        // The one rule that holds for every hook run: exit 0, always.
+        assert_eq!(
+            outcome.output.status.code(),
+            Some(0),
+            "hook must exit 0\n{outcome}"
+        );
+        outcome
+    }
+
+    pub fn blocked(&self) -> bool {
+        self.field("decision") == Some("block")
+    }
+
+    pub fn reason(&self) -> &str {
+        self.field("reason")
+            .unwrap_or_else(|| panic!("expected a block reason\n{self}"))
+    }
+
+    pub fn message(&self) -> &str {
+        self.field("systemMessage")
+            .unwrap_or_else(|| panic!("expected a message for the user\n{self}"))
+    }
+
+    pub fn field(&self, name: &str) -> Option<&str> {
+        self.json.as_ref()?.get(name)?.as_str()
+    }
+
+    #[track_caller]
+    pub fn assert_quiet(&self) {
+        assert!(self.json.is_none(), "expected a quiet allow\n{self}");
+    }
+
+    #[track_caller]
+    pub fn assert_blocked_with(&self, needle: &str) {
+        assert!(self.blocked(), "expected a block\n{self}");
+        assert!(
+            self.reason().contains(needle),
+            "reason lacks {needle:?}\n{self}"
+        );
+    }
+
+    #[track_caller]
+    pub fn assert_allowed_saying(&self, needle: &str) {
+        assert!(!self.blocked(), "expected an allow\n{self}");
+        assert!(
+            self.message().contains(needle),
+            "message lacks {needle:?}\n{self}"
+        );
+    }
+}
+
+impl fmt::Display for Outcome {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        writeln!(f, "command: {}", self.command)?;
+        writeln!(f, "stdin: {}", self.input)?;
+        writeln!(f, "status: {}", self.output.status)?;
+        writeln!(
+            f,
+            "stdout: {}",
+            String::from_utf8_lossy(&self.output.stdout)
+        )?;
+        writeln!(
+            f,
+            "stderr: {}",
+            String::from_utf8_lossy(&self.output.stderr)
+        )
+    }
+}
+
+/// Every file under `dir`, relative, sorted (for "nothing left behind").
+pub fn files_under(dir: &Path) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        let Ok(entries) = std::fs::read_dir(&d) else {
+            continue;
+        };
+        for entry in entries.flatten() {
+            let path = entry.path();
+            if path.is_dir() {
+                stack.push(path);
+            } else {
+                out.push(
+                    path.strip_prefix(dir)
+                        .expect("under dir")
+                        .display()
+                        .to_string(),
+                );
+            }
+        }
+    }
+    out.sort();
+    out
+}

@@ -1,0 +1,132 @@
+//! Running verify.sh: root, arguments, timeout, huge output, odd scripts.
+
+use crate::util::Sandbox;
+use std::time::{Duration, Instant};
+
+#[test]
+fn runs_from_the_root_with_no_arguments() {
+    let sb = Sandbox::new();
+    let repo = sb.repo("r");
+    repo.arm("echo \"cwd=$(pwd) args=$#\"; exit 9");
+    repo.write("sub/x.txt", "x");
+    let out = repo.stop("s", false);
+    let expected = format!(
+        "cwd={} args=0",
+        repo.root.canonicalize().expect("root").display()
+    );
+    out.assert_blocked_with(&expected);
+    out.assert_blocked_with("exit 9");
+}
+
+#[test]
+fn a_script_without_a_shebang_still_runs() {
+    let sb = Sandbox::new();
+    let repo = sb.repo("r");
+    repo.write("verify.sh", "echo 'no shebang here'\nexit 4\n");
+    repo.chmod("verify.sh", 0o755);
+    repo.commit("arm");
+    repo.start("s");
+    repo.write("x", "work");
+    repo.stop("s", false).assert_blocked_with("no shebang here");
+}
+
+/// Whether any process's command line contains `marker`.
+fn process_alive(marker: &str) -> bool {
+    std::fs::read_dir("/proc")
+        .expect("proc")
+        .flatten()
+        .any(|entry| {
+            std::fs::read(entry.path().join("cmdline"))
+                .map(|c| {
+                    String::from_utf8_lossy(&c)
+                        .replace('\0', " ")
+                        .contains(marker)
+                })
+                .unwrap_or(false)
+        })
+}
+
+#[test]
+fn a_hanging_verify_sh_is_cut_at_the_timeout_leaving_nothing_behind() {
+    let mut sb = Sandbox::new();
+    sb.set("PROVE_IT_TIMEOUT", "1");
+    let repo = sb.repo("r");
+    // A child in the background and a grandchild in the foreground.
+    repo.arm("echo started\nsleep 4242.5 &\nsh -c 'sleep 4243.5'\necho never");
+    repo.start("s");
+    repo.write("x", "work");
+    let began = Instant::now();
+    let out = repo.stop("s", false);
+    assert!(
+        began.elapsed() < Duration::from_secs(10),
+        "took {:?}",
+        began.elapsed()
+    );
+    out.assert_blocked_with("timed out after 1 s");
+    out.assert_blocked_with("started");
+    std::thread::sleep(Duration::from_millis(200));
+    assert!(
+        !process_alive("sleep 4242.5"),
+        "background child left running"
+    );
+    assert!(!process_alive("sleep 4243.5"), "grandchild left running");
+}
+
+#[test]
+#[allow(clippy::zombie_processes)]
+fn fifty_megabytes_of_output_keep_the_tail_in_bounded_memory() {
+    let sb = Sandbox::new();
+    let repo = sb.repo("r");
+    repo.arm("yes 'a line of noisy test output' | head -c 50000000\necho\necho 'FINAL: 1 failed'\nexit 1");
+    repo.start("s");
+    repo.write("x", "work");
+
+    // Run the hook by hand to read its peak memory from wait4 (which reaps
+    // it: std's `wait` would not report the memory).
+    use std::io::Write;
+    use std::process::{Command, Stdio};
+    let mut cmd = Command::new(crate::util::BIN);
+    cmd.args(["hook", "stop"])
+        .current_dir(&repo.root)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped());
+    crate::util::git_env(&mut cmd).envs(&repo.env);
+    let mut child = cmd.spawn().expect("spawn");
+    let input = serde_json::json!({"session_id": "s", "cwd": repo.root, "stop_hook_active": false});
+    child
+        .stdin
+        .take()
+        .expect("stdin")
+        .write_all(input.to_string().as_bytes())
+        .expect("stdin");
+    let mut stdout = String::new();
+    std::io::Read::read_to_string(&mut child.stdout.take().expect("stdout"), &mut stdout)
+        .expect("stdout");
+    let mut status = 0;
+    // SAFETY: plain FFI call on our own child's pid with valid out-pointers.
+    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+    let pid = unsafe { libc::wait4(child.id() as i32, &mut status, 0, &mut usage) };
+    assert_eq!(pid, child.id() as i32);
+
+    let answer: serde_json::Value = serde_json::from_str(&stdout).expect("JSON answer");
+    let reason = answer["reason"].as_str().expect("blocked");
+    assert!(reason.contains("FINAL: 1 failed"), "{reason}");
+    assert!(reason.chars().count() <= 10_000);
+    let peak_mib = usage.ru_maxrss / 1024;
+    assert!(peak_mib < 64, "peak memory {peak_mib} MiB");
+}
+
+#[test]
+fn processes_a_finished_verify_sh_left_running_are_stopped() {
+    let sb = Sandbox::new();
+    let repo = sb.repo("r");
+    repo.arm("sleep 4244.5 >/dev/null 2>&1 &\necho 'left a server running; 1 failed'\nexit 1");
+    repo.start("s");
+    repo.write("x", "work");
+    repo.stop("s", false).assert_blocked_with("1 failed");
+    std::thread::sleep(Duration::from_millis(200));
+    assert!(
+        !process_alive("sleep 4244.5"),
+        "a background process outlived verify.sh"
+    );
+}
