@@ -256,13 +256,23 @@ fn what_failed(caught: &Caught) -> String {
                 "`./verify.sh` could not start ({})",
                 run.detail.as_deref().unwrap_or("unknown error")
             ),
-            VerifyOutcome::Failed | VerifyOutcome::Passed => match (run.exit_code, &run.detail) {
-                (Some(code), _) => format!("`./verify.sh` failed (exit {code})"),
-                (None, Some(detail)) => format!("`./verify.sh` failed ({detail})"),
-                (None, None) => "`./verify.sh` failed".to_string(),
-            },
+            VerifyOutcome::Failed | VerifyOutcome::Passed => {
+                let took = seconds(run.duration_ms);
+                match (run.exit_code, &run.detail) {
+                    (Some(code), _) => format!("`./verify.sh` failed (exit {code}, after {took})"),
+                    (None, Some(detail)) => {
+                        format!("`./verify.sh` failed ({detail}, after {took})")
+                    }
+                    (None, None) => format!("`./verify.sh` failed (after {took})"),
+                }
+            }
         },
     }
+}
+
+/// `1234` ms as `1.2 s`.
+fn seconds(ms: u64) -> String {
+    format!("{}.{} s", ms / 1000, (ms % 1000) / 100)
 }
 
 fn block_reason(caught: &Caught, tree: &TreeState, attempt: u32, max: u32) -> String {

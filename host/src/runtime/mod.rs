@@ -180,3 +180,48 @@ impl wasmtime_wasi::HostMonotonicClock for Frozen {
         0
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use prove_it_gate::abi::{IMPORT_MODULE, import};
+
+    #[test]
+    fn default_policy_imports_only_capabilities_and_wasi() {
+        let engine = engine().expect("engine");
+        let module =
+            wasmtime::Module::new(&engine, DEFAULT_POLICY).expect("the shipped policy compiles");
+        let capabilities = [
+            import::TREE_STATE,
+            import::VERIFY_FACTS,
+            import::RUN_VERIFY,
+            import::SESSION_READ,
+            import::SESSION_WRITE,
+            import::PASSED_CHECK,
+            import::PASSED_RECORD,
+            import::LEDGER_APPEND,
+        ];
+        for item in module.imports() {
+            match item.module() {
+                m if m == IMPORT_MODULE => {
+                    assert!(capabilities.contains(&item.name()), "{}", item.name())
+                }
+                // std's own needs; the WASI context grants nothing.
+                "wasi_snapshot_preview1" => {}
+                other => panic!("unexpected import module {other}"),
+            }
+        }
+        let exports: Vec<&str> = module.exports().map(|e| e.name()).collect();
+        for name in [
+            export::ABI_VERSION,
+            export::ALLOC,
+            export::DECIDE,
+            export::MEMORY,
+        ] {
+            assert!(
+                exports.contains(&name),
+                "missing export {name} in {exports:?}"
+            );
+        }
+    }
+}
