@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
-# Builds prove-it (host and policy) in release and puts `prove-it` on PATH.
-# Safe to run again: it rebuilds and replaces the binary.
+# Builds prove-it (host and policy) in release, puts `prove-it` on PATH, and
+# when Claude Code (`claude`) is installed, registers this checkout's plugin
+# with it. Safe to run again: it rebuilds, replaces and refreshes.
 #
 #   PREFIX   where the binary goes (default: ~/.local, so ~/.local/bin/prove-it)
+#   CLAUDE   the claude program (default: claude on PATH)
 set -euo pipefail
 cd "$(dirname "$0")"
 
@@ -28,3 +30,12 @@ case ":$PATH:" in
   *":$prefix/bin:"*) ;;
   *) say "add $prefix/bin to your PATH, e.g.: echo 'export PATH=\"$prefix/bin:\$PATH\"' >> ~/.bashrc" ;;
 esac
+
+claude="${CLAUDE:-claude}"
+if command -v "$claude" >/dev/null; then
+  say "registering the plugin with Claude Code"
+  CLAUDE="$claude" bash plugin/register.sh
+else
+  say "Claude Code (\`claude\`) was not found, so the plugin was not registered. After installing it, run: plugin/register.sh"
+fi
+say "done. In a repository: prove-it init (or /prove-it:init in Claude Code), then prove-it doctor"

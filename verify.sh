@@ -17,14 +17,16 @@ step "clippy (policy module, wasm32-wasip1)"
 cargo clippy -p prove-it-gate --target wasm32-wasip1 --features default-module --locked -- -D warnings
 
 step "tests"
+# The plugin tests drive the real Claude Code CLI (pinned; installed once).
+tests/install-claude-code.sh
 log=$(mktemp)
 trap 'rm -f "$log"' EXIT
 cargo test --workspace --locked 2>&1 | tee "$log"
 # One total for the whole suite, on a line of its own.
-awk '/^test result:/ { for (i = 1; i <= NF; i++) { if ($(i) ~ /^passed;?$/) p += $(i-1); if ($(i) ~ /^failed;?$/) f += $(i-1) } }
-     END { printf "tests: %d passed, %d failed\n", p, f }' "$log"
+total=$(awk '/^test result:/ { for (i = 1; i <= NF; i++) { if ($(i) ~ /^passed;?$/) p += $(i-1); if ($(i) ~ /^failed;?$/) f += $(i-1) } }
+     END { printf "tests: %d passed, %d failed", p, f }' "$log")
 
 step "git diff --check"
 git diff --check
 
-printf '\nverify.sh: all checks passed\n'
+printf '\nverify.sh: all checks passed\n%s\n' "$total"

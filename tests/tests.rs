@@ -1,8 +1,11 @@
 //! Integration tests: real git repositories, the real `prove-it` binary.
 
+mod claude;
 mod contract;
 mod git_state;
+mod init_doctor;
 mod ledger;
+mod plugin;
 mod regression;
 mod robustness;
 mod util;

@@ -270,6 +270,16 @@ fn what_failed(caught: &Caught) -> String {
     }
 }
 
+/// The reason the gate gives the agent when `run` failed, exactly as a
+/// block says it (`prove-it init` shows it in its demo).
+pub fn failed_run_reason(run: &VerifyRun, attempt: u32, max: u32) -> String {
+    let tree = TreeState {
+        head: None,
+        fingerprint: String::new(),
+    };
+    block_reason(&Caught::Verify(run.clone()), &tree, attempt, max)
+}
+
 /// `1234` ms as `1.2 s`.
 fn seconds(ms: u64) -> String {
     format!("{}.{} s", ms / 1000, (ms % 1000) / 100)
@@ -283,7 +293,10 @@ fn block_reason(caught: &Caught, tree: &TreeState, attempt: u32, max: u32) -> St
     match caught {
         Caught::Verify(run) => {
             if !run.tail.is_empty() {
-                reason.push_str(&format!("Last {} lines of its output:\n", run.tail.len()));
+                match run.tail.len() {
+                    1 => reason.push_str("The last line of its output:\n"),
+                    n => reason.push_str(&format!("Last {n} lines of its output:\n")),
+                }
                 for line in &run.tail {
                     reason.push_str("    ");
                     reason.push_str(line);

@@ -2,6 +2,7 @@
 
 use clap::{Parser, Subcommand, ValueEnum};
 use prove_it_gate::abi::EventKind;
+use std::path::PathBuf;
 
 /// prove-it: a coding agent may not end its turn until the repository's
 /// `verify.sh` passes.
@@ -27,6 +28,29 @@ pub enum Command {
         /// The hook event being answered.
         #[arg(value_enum)]
         event: HookEvent,
+    },
+    /// Set up this repository: write verify.sh, show it pass, show the gate refuse.
+    ///
+    /// Detects the stack(s) from the files at the repository root and writes
+    /// `verify.sh` with one active check, `git diff --check`; the stack's
+    /// tests, type checks and linters are there, commented out, to switch on
+    /// one at a time. Runs it to show it pass, then runs a temp copy with
+    /// `exit 1` appended to show the gate refusing a turn. Never overwrites
+    /// an existing `verify.sh`.
+    Init {
+        /// A folder inside the repository.
+        #[arg(default_value = ".")]
+        dir: PathBuf,
+    },
+    /// Say whether this repository is gated, and if not, why.
+    ///
+    /// Checks the repository, verify.sh, the host and plugin versions, the
+    /// policy, the settings, and where state and the ledger live. Exits 1
+    /// when the gate would not protect the repository.
+    Doctor {
+        /// A folder inside the repository.
+        #[arg(default_value = ".")]
+        dir: PathBuf,
     },
 }
 

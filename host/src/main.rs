@@ -6,6 +6,7 @@ mod cli;
 mod commands;
 mod runtime;
 mod settings;
+mod stacks;
 
 use clap::Parser;
 use std::process::ExitCode;
@@ -13,10 +14,14 @@ use std::process::ExitCode;
 fn main() -> ExitCode {
     let cli = cli::Cli::parse();
     let result = match cli.command {
-        cli::Command::Hook { event } => commands::hook::execute(event.into()),
+        cli::Command::Hook { event } => {
+            commands::hook::execute(event.into()).map(|()| ExitCode::SUCCESS)
+        }
+        cli::Command::Init { dir } => commands::init::execute(&dir).map(|()| ExitCode::SUCCESS),
+        cli::Command::Doctor { dir } => commands::doctor::execute(&dir),
     };
     match result {
-        Ok(()) => ExitCode::SUCCESS,
+        Ok(code) => code,
         Err(error) => {
             eprintln!("prove-it: {error:#}");
             ExitCode::FAILURE

@@ -45,14 +45,14 @@ pub fn from_lookup(lookup: impl Fn(&str) -> Option<OsString>) -> Loaded {
         max_blocks: number(
             "PROVE_IT_MAX_BLOCKS",
             max_blocks,
-            0,
+            (0, 1000),
             defaults.max_blocks,
             &mut notes,
         ),
         timeout_secs: number(
             "PROVE_IT_TIMEOUT",
             timeout,
-            1,
+            (1, MAX_TIMEOUT_SECS),
             defaults.timeout_secs,
             &mut notes,
         ),
@@ -73,7 +73,17 @@ fn flag(name: &str, value: Option<String>, notes: &mut Vec<String>) -> bool {
     }
 }
 
-fn number<T>(name: &str, value: Option<String>, min: T, default: T, notes: &mut Vec<String>) -> T
+/// The plugin's Stop hook timeout is 3600 s; the gate must end a slow
+/// `verify.sh` itself, before Claude Code gives up on the hook.
+pub const MAX_TIMEOUT_SECS: u64 = 3000;
+
+fn number<T>(
+    name: &str,
+    value: Option<String>,
+    (min, max): (T, T),
+    default: T,
+    notes: &mut Vec<String>,
+) -> T
 where
     T: std::str::FromStr + PartialOrd + std::fmt::Display + Copy,
 {
@@ -81,14 +91,35 @@ where
         return default;
     };
     match value.parse::<T>() {
-        Ok(n) if n >= min => n,
+        Ok(n) if n >= min && n <= max => n,
         _ => {
             notes.push(format!(
-                "prove-it: `{name}={value}` is not a whole number of at least {min}; using {default}."
+                "prove-it: `{name}={value}` is not a whole number from {min} to {max}; using {default}."
             ));
             default
         }
     }
+}
+
+/// Set by the plugin's launcher to the plugin's version.
+pub const PLUGIN_VERSION_VAR: &str = "PROVE_IT_PLUGIN_VERSION";
+
+/// This host's version.
+pub const HOST_VERSION: &str = env!("CARGO_PKG_VERSION");
+
+/// A message for the user when the plugin and this host are different
+/// versions (the policy ships in the host, the hooks in the plugin).
+pub fn version_mismatch() -> Option<String> {
+    let plugin = std::env::var(PLUGIN_VERSION_VAR).ok()?;
+    if plugin == HOST_VERSION || plugin == "unknown" || plugin.is_empty() {
+        return None;
+    }
+    let exe = std::env::current_exe()
+        .map(|p| p.display().to_string())
+        .unwrap_or_else(|_| "prove-it".into());
+    Some(format!(
+        "prove-it: the plugin is version {plugin} but the installed `prove-it` ({exe}) is {HOST_VERSION}. Run `git checkout v{plugin} && ./install.sh` in your prove-it checkout (or install {plugin} another way), then restart Claude Code."
+    ))
 }
 
 /// Where session state lives: `PROVE_IT_STATE_DIR`, else
@@ -167,5 +198,8 @@ mod tests {
         ]);
         assert_eq!(loaded.settings, Settings::default());
         assert_eq!(loaded.notes.len(), 3, "{:?}", loaded.notes);
+        let too_long = load(&[("PROVE_IT_TIMEOUT", "3601")]);
+        assert_eq!(too_long.settings.timeout_secs, 300);
+        assert_eq!(too_long.notes.len(), 1);
     }
 }

@@ -30,6 +30,11 @@ const DRAIN_GRACE: Duration = Duration::from_millis(500);
 
 /// Runs `verify.sh` in `root`, stopping it after `timeout`.
 pub fn run(root: &Path, timeout: Duration) -> VerifyRun {
+    run_script(&root.join(VERIFY_SH), root, timeout)
+}
+
+/// Runs `script` (no arguments) with `cwd` as working directory.
+pub fn run_script(script: &Path, cwd: &Path, timeout: Duration) -> VerifyRun {
     let start = Instant::now();
     let could_not_start = |detail: String| VerifyRun {
         outcome: VerifyOutcome::CouldNotStart,
@@ -39,7 +44,7 @@ pub fn run(root: &Path, timeout: Duration) -> VerifyRun {
         timeout_secs: timeout.as_secs(),
         detail: Some(detail),
     };
-    let (reader, child) = match spawn(root) {
+    let (reader, child) = match spawn(script, cwd) {
         Ok(spawned) => spawned,
         Err(e) => return could_not_start(e.to_string()),
     };
@@ -112,12 +117,12 @@ pub fn run(root: &Path, timeout: Duration) -> VerifyRun {
 }
 
 /// Starts the script with both output streams on one pipe.
-fn spawn(root: &Path) -> std::io::Result<(std::io::PipeReader, Child)> {
+fn spawn(script: &Path, cwd: &Path) -> std::io::Result<(std::io::PipeReader, Child)> {
     let (reader, writer) = std::io::pipe()?;
     let command = |program: &Path, args: &[&str]| -> std::io::Result<Command> {
         let mut cmd = Command::new(program);
         cmd.args(args)
-            .current_dir(root)
+            .current_dir(cwd)
             .stdin(Stdio::null())
             .stdout(writer.try_clone()?)
             .stderr(writer.try_clone()?)
@@ -125,14 +130,14 @@ fn spawn(root: &Path) -> std::io::Result<(std::io::PipeReader, Child)> {
             .process_group(0);
         Ok(cmd)
     };
-    let script = root.join(VERIFY_SH);
     // `command` is dropped at the end of each statement, closing our copies
     // of the pipe's write end: only the script holds it, so EOF comes.
-    let spawned = command(&script, &[])?.spawn();
+    let spawned = command(script, &[])?.spawn();
     let child = match spawned {
         // No `#!` line: run it the way a shell would, with sh.
         Err(e) if e.raw_os_error() == Some(libc::ENOEXEC) => {
-            command(Path::new("/bin/sh"), &["./verify.sh"])?.spawn()?
+            let mut cmd = command(Path::new("/bin/sh"), &[])?;
+            cmd.arg(script).spawn()?
         }
         other => other?,
     };

@@ -56,7 +56,10 @@ fn handle(kind: EventKind) -> Result<Option<Decision>> {
     let Some(root) = git::discover(&cwd) else {
         return Ok(None);
     };
-    let loaded = settings::from_env();
+    let mut loaded = settings::from_env();
+    if matches!(kind, EventKind::SessionStart | EventKind::Stop) {
+        loaded.notes.extend(settings::version_mismatch());
+    }
     let caps = Capabilities::new(root, &input.session_id, loaded.settings.clone());
     let event = Event {
         kind,

@@ -1,3 +1,5 @@
 //! One subcommand per file, each with its own `execute`.
 
+pub mod doctor;
 pub mod hook;
+pub mod init;

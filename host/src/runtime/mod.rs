@@ -65,6 +65,77 @@ pub fn run<H: Host + Send + 'static>(module: &[u8], event: &Event, host: H) -> R
     call(&linker, &mut store, &module, event).map_err(|e| with_stderr(e, &stderr))
 }
 
+/// Loads `module` (from the cache when it can) and checks its ABI version,
+/// without deciding anything: for `prove-it doctor`.
+pub fn check(module: &[u8]) -> Result<()> {
+    let engine = engine()?;
+    let module = cache::load(&engine, module)?;
+    let mut linker: Linker<StoreData<Unavailable>> = Linker::new(&engine);
+    wasmtime_wasi::p1::add_to_linker_sync(&mut linker, |data| &mut data.wasi).map_err(wasm)?;
+    link::add_to_linker(&mut linker)?;
+    let data = StoreData {
+        wasi: WasiCtxBuilder::new().build_p1(),
+        limits: StoreLimits::default(),
+        host: Unavailable,
+    };
+    let mut store = Store::new(&engine, data);
+    store.set_fuel(FUEL).map_err(wasm)?;
+    let instance = linker
+        .instantiate(&mut store, &module)
+        .map_err(|e| wasm(e).context("cannot load the policy"))?;
+    let version = instance
+        .get_typed_func::<(), i32>(&mut store, export::ABI_VERSION)
+        .map_err(|e| wasm(e).context("the policy has no usable ABI version export"))?
+        .call(&mut store, ())
+        .map_err(wasm)?;
+    if version != ABI_VERSION {
+        bail!("the policy is built for ABI {version}, this prove-it speaks ABI {ABI_VERSION}");
+    }
+    Ok(())
+}
+
+/// A host that grants nothing (for loading a policy without running it).
+struct Unavailable;
+
+impl Host for Unavailable {
+    fn tree_state(&mut self) -> prove_it_gate::abi::Reply<prove_it_gate::abi::TreeState> {
+        Err("not available".into())
+    }
+    fn verify_facts(&mut self) -> prove_it_gate::abi::Reply<prove_it_gate::abi::VerifyFacts> {
+        Err("not available".into())
+    }
+    fn run_verify(&mut self) -> prove_it_gate::abi::Reply<prove_it_gate::abi::VerifyRun> {
+        Err("not available".into())
+    }
+    fn session_read(&mut self) -> prove_it_gate::abi::Reply<prove_it_gate::abi::SessionRead> {
+        Err("not available".into())
+    }
+    fn session_write(
+        &mut self,
+        _: &prove_it_gate::abi::SessionWrite,
+    ) -> prove_it_gate::abi::Reply<()> {
+        Err("not available".into())
+    }
+    fn passed_check(
+        &mut self,
+        _: &prove_it_gate::abi::Fingerprint,
+    ) -> prove_it_gate::abi::Reply<bool> {
+        Err("not available".into())
+    }
+    fn passed_record(
+        &mut self,
+        _: &prove_it_gate::abi::Fingerprint,
+    ) -> prove_it_gate::abi::Reply<()> {
+        Err("not available".into())
+    }
+    fn ledger_append(
+        &mut self,
+        _: &prove_it_gate::abi::LedgerEntry,
+    ) -> prove_it_gate::abi::Reply<bool> {
+        Err("not available".into())
+    }
+}
+
 fn engine() -> Result<Engine> {
     let mut config = Config::new();
     config.consume_fuel(true);

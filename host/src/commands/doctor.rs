@@ -1,0 +1,247 @@
+//! `prove-it doctor`: one screen saying whether this repository is gated,
+//! and if not, why and what to run. Exits non-zero when the gate would not
+//! protect the repository.
+
+use crate::capability::{git, ledger};
+use crate::{runtime, settings};
+use anyhow::Result;
+use prove_it_gate::abi::ABI_VERSION;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Mark {
+    Ok,
+    Info,
+    Warn,
+    /// The gate would not protect this repository.
+    Fail,
+}
+
+#[derive(Default)]
+struct Report {
+    rows: Vec<(Mark, &'static str, String)>,
+}
+
+impl Report {
+    fn row(&mut self, mark: Mark, what: &'static str, text: impl Into<String>) {
+        self.rows.push((mark, what, text.into()));
+    }
+
+    fn print(&self) {
+        for (mark, what, text) in &self.rows {
+            let mark = match mark {
+                Mark::Ok => "ok",
+                Mark::Info => "info",
+                Mark::Warn => "warn",
+                Mark::Fail => "FAIL",
+            };
+            println!("  {mark:<5} {what:<11} {text}");
+        }
+    }
+
+    fn failures(&self) -> Vec<&str> {
+        self.rows
+            .iter()
+            .filter(|(m, _, _)| *m == Mark::Fail)
+            .map(|(_, w, _)| *w)
+            .collect()
+    }
+}
+
+pub fn execute(dir: &Path) -> Result<ExitCode> {
+    let dir = std::path::absolute(dir).unwrap_or_else(|_| dir.to_path_buf());
+    println!("prove-it doctor: {}", dir.display());
+    let mut report = Report::default();
+
+    match git::discover(&dir) {
+        None => report.row(
+            Mark::Fail,
+            "repository",
+            "not inside a git repository: run `git init` (the gate judges git state)",
+        ),
+        Some(root) => {
+            match git::tree_state(&root) {
+                Ok(_) => report.row(
+                    Mark::Ok,
+                    "repository",
+                    format!("{} (git work tree)", root.display()),
+                ),
+                Err(e) => report.row(
+                    Mark::Fail,
+                    "repository",
+                    format!("{}: {e:#}", root.display()),
+                ),
+            }
+            verify_row(&mut report, &root);
+        }
+    }
+
+    let exe = std::env::current_exe()
+        .map(|p| p.display().to_string())
+        .unwrap_or_default();
+    report.row(
+        Mark::Ok,
+        "host",
+        format!("prove-it {} ({exe})", settings::HOST_VERSION),
+    );
+    plugin_row(&mut report);
+    match runtime::check(runtime::DEFAULT_POLICY) {
+        Ok(()) => report.row(
+            Mark::Ok,
+            "policy",
+            format!(
+                "default (built into the host), ABI {ABI_VERSION}, {} KiB, loads",
+                runtime::DEFAULT_POLICY.len() / 1024
+            ),
+        ),
+        Err(e) => report.row(
+            Mark::Fail,
+            "policy",
+            format!("the default policy does not load: {e:#}"),
+        ),
+    }
+
+    let loaded = settings::from_env();
+    let s = &loaded.settings;
+    report.row(
+        Mark::Info,
+        "settings",
+        format!(
+            "PROVE_IT_MAX_BLOCKS={}, PROVE_IT_TIMEOUT={} s",
+            s.max_blocks, s.timeout_secs
+        ),
+    );
+    for note in &loaded.notes {
+        report.row(
+            Mark::Warn,
+            "settings",
+            note.trim_start_matches("prove-it: "),
+        );
+    }
+    if s.skip {
+        report.row(
+            Mark::Fail,
+            "skip",
+            "PROVE_IT_SKIP=1 is set: every turn ends without verification (unset it)",
+        );
+    }
+    if s.max_blocks == 0 {
+        report.row(
+            Mark::Fail,
+            "blocks",
+            "PROVE_IT_MAX_BLOCKS=0: the gate only warns, it never blocks",
+        );
+    }
+    report.row(
+        Mark::Info,
+        "state",
+        settings::state_dir().display().to_string(),
+    );
+    let ledger_file = ledger::path(&settings::ledger_dir());
+    if s.ledger {
+        report.row(
+            Mark::Info,
+            "ledger",
+            format!("on: {}", ledger_file.display()),
+        );
+    } else {
+        report.row(
+            Mark::Info,
+            "ledger",
+            format!(
+                "off (PROVE_IT_LEDGER=1 records caught claims in {})",
+                ledger_file.display()
+            ),
+        );
+    }
+
+    report.print();
+    let failures = report.failures();
+    if failures.is_empty() {
+        println!(
+            "result: gated. A turn that changes this repository cannot end until ./verify.sh passes."
+        );
+        Ok(ExitCode::SUCCESS)
+    } else {
+        println!(
+            "result: NOT gated (see {}). Fix the FAIL lines above.",
+            failures.join(", ")
+        );
+        Ok(ExitCode::FAILURE)
+    }
+}
+
+fn verify_row(report: &mut Report, root: &Path) {
+    match git::verify_facts(root) {
+        Ok(facts) if facts.armed() => report.row(Mark::Ok, "verify.sh", "present and executable"),
+        Ok(facts) if facts.exists => report.row(
+            Mark::Fail,
+            "verify.sh",
+            "present but not executable: run `chmod +x verify.sh`",
+        ),
+        Ok(_) => report.row(
+            Mark::Fail,
+            "verify.sh",
+            "missing at the repository root: run `prove-it init` to write one",
+        ),
+        Err(e) => report.row(Mark::Fail, "verify.sh", format!("{e:#}")),
+    }
+}
+
+fn plugin_row(report: &mut Report) {
+    if let Ok(version) = std::env::var(settings::PLUGIN_VERSION_VAR) {
+        match settings::version_mismatch() {
+            None => report.row(Mark::Ok, "plugin", format!("{version}, same as the host")),
+            Some(message) => report.row(
+                Mark::Warn,
+                "plugin",
+                message.trim_start_matches("prove-it: "),
+            ),
+        }
+        return;
+    }
+    let installed = installed_plugin_versions();
+    if installed.is_empty() {
+        report.row(
+            Mark::Warn,
+            "plugin",
+            "not installed in Claude Code: `/plugin marketplace add Why-Next/prove-it`, then `/plugin install prove-it@whynext` (or run ./install.sh in a checkout)",
+        );
+    } else if installed.iter().any(|v| v == settings::HOST_VERSION) {
+        report.row(
+            Mark::Ok,
+            "plugin",
+            format!("installed: {}", installed.join(", ")),
+        );
+    } else {
+        report.row(
+            Mark::Warn,
+            "plugin",
+            format!(
+                "installed: {}, but the host is {}: reinstall one to match",
+                installed.join(", "),
+                settings::HOST_VERSION
+            ),
+        );
+    }
+}
+
+/// Versions of the plugin in Claude Code's plugin cache.
+fn installed_plugin_versions() -> Vec<String> {
+    let config = std::env::var_os("CLAUDE_CONFIG_DIR")
+        .map(PathBuf::from)
+        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".claude")));
+    let Some(config) = config else {
+        return Vec::new();
+    };
+    let dir = config.join("plugins/cache/whynext/prove-it");
+    let mut versions: Vec<String> = std::fs::read_dir(dir)
+        .into_iter()
+        .flatten()
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .collect();
+    versions.sort();
+    versions
+}

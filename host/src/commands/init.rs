@@ -1,0 +1,139 @@
+//! `prove-it init`: what `/prove-it:init` runs. Detects the stack(s), writes
+//! a `verify.sh` whose only active check is `git diff --check` (the stack's
+//! checks are there, commented out), runs it to show it pass, then runs a
+//! copy with `exit 1` appended to show the gate refusing a turn.
+//!
+//! It never overwrites an existing `verify.sh`, and it leaves nothing in the
+//! tree but `verify.sh` (the demo copy lives in a temp dir).
+
+use crate::capability::{git, verify};
+use crate::stacks::{self, Stack};
+use anyhow::{Context, Result, bail};
+use prove_it_gate::abi::{VerifyOutcome, VerifyRun};
+use std::fmt::Write as _;
+use std::os::unix::fs::PermissionsExt;
+use std::path::Path;
+use std::time::Duration;
+
+/// How long init lets each run of the new `verify.sh` take.
+const RUN_LIMIT: Duration = Duration::from_secs(60);
+
+pub fn execute(dir: &Path) -> Result<()> {
+    let root = git::discover(dir).with_context(|| {
+        format!(
+            "`{}` is not inside a git repository; prove-it judges git state, so run `git init` first",
+            dir.display()
+        )
+    })?;
+    let path = root.join(git::VERIFY_SH);
+    println!("prove-it init in {}", root.display());
+    if path.exists() {
+        println!(
+            "\n`verify.sh` already exists, so it was left untouched. Run it by hand (`./verify.sh`) and `prove-it doctor` to see whether this repository is gated."
+        );
+        return Ok(());
+    }
+
+    let found = stacks::detect(&root);
+    if found.is_empty() {
+        println!("stacks: none recognised; verify.sh gets the universal check only");
+    } else {
+        for stack in &found {
+            println!("stack: {} ({})", stack.name, stack.evidence);
+        }
+    }
+    std::fs::write(&path, script(&found))
+        .with_context(|| format!("cannot write `{}`", path.display()))?;
+    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755))
+        .with_context(|| format!("cannot make `{}` executable", path.display()))?;
+    let offered: usize = found.iter().map(|s| s.checks.len()).sum();
+    println!(
+        "wrote verify.sh: 1 active check (`git diff --check`), {offered} more for your stack(s) commented out"
+    );
+
+    println!("\n$ ./verify.sh");
+    let run = verify::run(&root, RUN_LIMIT);
+    show(&run);
+    if run.outcome != VerifyOutcome::Passed {
+        bail!(
+            "the new verify.sh did not pass; `git diff --check` found whitespace errors in uncommitted changes (fix them, then run ./verify.sh)"
+        );
+    }
+    println!("passed: a turn that ends in this state is let through.");
+
+    demo(&root, &path)?;
+
+    println!(
+        "\nNext:\n\
+         - Commit verify.sh, so every session starts armed.\n\
+         - Switch on the commented checks ONE at a time: run it by hand, see it pass, make it fail once on purpose and see ./verify.sh fail, then uncomment it.\n\
+         - Keep verify.sh to about a minute; slow checks and checks that need secrets belong in CI.\n\
+         - Until a check is switched on, the gate proves only what is active: today, that uncommitted changes have no whitespace errors."
+    );
+    Ok(())
+}
+
+/// Runs a copy of `verify.sh` with `exit 1` appended, from a temp dir, and
+/// shows what the gate would tell the agent.
+fn demo(root: &Path, path: &Path) -> Result<()> {
+    let dir = tempfile::Builder::new()
+        .prefix("prove-it-demo-")
+        .tempdir()
+        .context("cannot make a temp dir for the demo")?;
+    let copy = dir.path().join("verify-demo.sh");
+    let mut body = std::fs::read_to_string(path).context("cannot read the new verify.sh")?;
+    body.push_str("\n# prove-it init demo: a check that fails\necho 'demo: 1 failed'\nexit 1\n");
+    std::fs::write(&copy, body).context("cannot write the demo copy")?;
+    std::fs::set_permissions(&copy, std::fs::Permissions::from_mode(0o755))
+        .context("cannot make the demo copy executable")?;
+
+    println!("\ndemo: the same script with `exit 1` appended (a temp copy, removed afterwards)");
+    let run = verify::run_script(&copy, root, RUN_LIMIT);
+    show(&run);
+    if run.outcome == VerifyOutcome::Passed {
+        bail!(
+            "the demo copy passed although it ends in `exit 1`; the gate cannot be shown refusing"
+        );
+    }
+    println!("the gate would refuse the turn and tell the agent:");
+    for line in prove_it_gate::policy::failed_run_reason(&run, 1, 3).lines() {
+        println!("  | {line}");
+    }
+    Ok(())
+}
+
+fn show(run: &VerifyRun) {
+    for line in &run.tail {
+        println!("  {line}");
+    }
+    let code = run
+        .exit_code
+        .map_or_else(|| "none".to_string(), |c| c.to_string());
+    println!("  (exit {code}, {} ms)", run.duration_ms);
+}
+
+/// The text of a new `verify.sh` for `found`.
+pub fn script(found: &[Stack]) -> String {
+    let mut text = String::from(
+        "#!/usr/bin/env bash\n\
+         # verify.sh: the proof this repository demands before a coding agent may\n\
+         # end its turn. prove-it runs it from the repository root whenever a turn\n\
+         # changed the repository; exit 0 lets the turn end. Keep it to about a\n\
+         # minute: slow checks, and checks that need secrets, belong in CI.\n\
+         #\n\
+         # Switch on ONE check at a time: run it by hand, see it pass, make it fail\n\
+         # once on purpose and see this script fail, then uncomment it here.\n\
+         set -euo pipefail\n\
+         cd \"$(git rev-parse --show-toplevel)\"\n\
+         \n\
+         # Whitespace errors in uncommitted changes.\n\
+         git diff --check\n",
+    );
+    for stack in found {
+        let _ = write!(text, "\n# {} ({})\n", stack.name, stack.evidence);
+        for check in &stack.checks {
+            let _ = writeln!(text, "# {check}");
+        }
+    }
+    text
+}

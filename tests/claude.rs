@@ -1,0 +1,371 @@
+//! Driving the real Claude Code CLI: a scripted model on loopback that plays
+//! the agent, the plugin installed from a clean copy of this checkout through
+//! the marketplace flow, and `claude -p` sessions read back through their
+//! stream-json hook events.
+
+use serde_json::{Value, json};
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::{TcpListener, TcpStream};
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::{Arc, Mutex};
+
+/// The pinned CLI: `$PROVE_IT_CLAUDE`, else where `tests/install-claude-code.sh`
+/// puts it.
+pub fn claude_bin() -> PathBuf {
+    if let Some(path) = std::env::var_os("PROVE_IT_CLAUDE") {
+        return PathBuf::from(path);
+    }
+    let path = workspace()
+        .join("target/claude-code/node_modules/@anthropic-ai/claude-code-linux-x64/claude");
+    assert!(
+        path.exists(),
+        "the Claude Code CLI is not installed at {}: run `tests/install-claude-code.sh` (./verify.sh does) or set PROVE_IT_CLAUDE",
+        path.display()
+    );
+    path
+}
+
+pub fn workspace() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("..")
+        .canonicalize()
+        .expect("workspace root")
+}
+
+/// What the scripted agent does next, one entry per main-loop request.
+#[derive(Clone, Debug)]
+pub enum Step {
+    /// Run a shell command with the Bash tool.
+    Bash(&'static str),
+    /// Say something and end the turn (a claim, when it says it is done).
+    Say(&'static str),
+}
+
+/// A model server on 127.0.0.1 answering the Messages API from a script.
+pub struct ScriptedModel {
+    pub url: String,
+    /// Every main-loop request body received, in order.
+    requests: Arc<Mutex<Vec<Value>>>,
+}
+
+impl ScriptedModel {
+    pub fn start(script: Vec<Step>) -> Self {
+        let listener = TcpListener::bind("127.0.0.1:0").expect("bind loopback");
+        let url = format!("http://{}", listener.local_addr().expect("addr"));
+        let requests = Arc::new(Mutex::new(Vec::new()));
+        let script = Arc::new(Mutex::new(script.into_iter()));
+        let seen = Arc::clone(&requests);
+        std::thread::spawn(move || {
+            for stream in listener.incoming().flatten() {
+                let seen = Arc::clone(&seen);
+                let script = Arc::clone(&script);
+                std::thread::spawn(move || serve(stream, &seen, &script));
+            }
+        });
+        ScriptedModel { url, requests }
+    }
+
+    pub fn requests(&self) -> Vec<Value> {
+        self.requests.lock().expect("lock").clone()
+    }
+
+    /// All text of the messages the agent was sent, joined (what it was told).
+    pub fn told(&self) -> String {
+        self.requests()
+            .iter()
+            .map(|r| r["messages"].to_string())
+            .collect::<Vec<_>>()
+            .join("\n")
+    }
+}
+
+type Script = Mutex<std::vec::IntoIter<Step>>;
+
+fn serve(stream: TcpStream, seen: &Mutex<Vec<Value>>, script: &Script) {
+    let mut reader = BufReader::new(stream.try_clone().expect("clone"));
+    let mut writer = stream;
+    loop {
+        let mut line = String::new();
+        if reader.read_line(&mut line).unwrap_or(0) == 0 {
+            return;
+        }
+        let post = line.starts_with("POST");
+        let mut length = 0usize;
+        loop {
+            let mut header = String::new();
+            if reader.read_line(&mut header).unwrap_or(0) == 0 {
+                return;
+            }
+            let header = header.trim_end();
+            if header.is_empty() {
+                break;
+            }
+            if let Some((name, value)) = header.split_once(':')
+                && name.eq_ignore_ascii_case("content-length")
+            {
+                length = value.trim().parse().unwrap_or(0);
+            }
+        }
+        let mut body = vec![0u8; length];
+        if reader.read_exact(&mut body).is_err() {
+            return;
+        }
+        if !post || !line.contains("/v1/messages") {
+            let _ = writer.write_all(b"HTTP/1.1 404 Not Found\r\ncontent-length: 0\r\n\r\n");
+            continue;
+        }
+        let request: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
+        // Requests with tools are the agent's main loop; others (titles,
+        // summaries) get a short text.
+        let step = if request
+            .get("tools")
+            .is_some_and(|t| t.as_array().is_some_and(|a| !a.is_empty()))
+        {
+            seen.lock().expect("lock").push(request);
+            script
+                .lock()
+                .expect("lock")
+                .next()
+                .unwrap_or(Step::Say("Done."))
+        } else {
+            Step::Say("ok")
+        };
+        let sse = events(&step, seen.lock().expect("lock").len());
+        let head = format!(
+            "HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ncache-control: no-cache\r\ncontent-length: {}\r\n\r\n",
+            sse.len()
+        );
+        if writer
+            .write_all(head.as_bytes())
+            .and_then(|()| writer.write_all(sse.as_bytes()))
+            .is_err()
+        {
+            return;
+        }
+    }
+}
+
+/// The streaming (SSE) Messages API events for one step.
+fn events(step: &Step, n: usize) -> String {
+    let mut out = String::new();
+    let mut event =
+        |name: &str, data: Value| out.push_str(&format!("event: {name}\ndata: {data}\n\n"));
+    event(
+        "message_start",
+        json!({"type": "message_start", "message": {"id": format!("msg_{n}"), "type": "message", "role": "assistant",
+            "model": "claude-scripted", "content": [], "stop_reason": null, "stop_sequence": null,
+            "usage": {"input_tokens": 1, "output_tokens": 1}}}),
+    );
+    let stop_reason = match step {
+        Step::Say(text) => {
+            event(
+                "content_block_start",
+                json!({"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}}),
+            );
+            event(
+                "content_block_delta",
+                json!({"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": text}}),
+            );
+            "end_turn"
+        }
+        Step::Bash(command) => {
+            let input = json!({"command": command, "description": "scripted step"}).to_string();
+            event(
+                "content_block_start",
+                json!({"type": "content_block_start", "index": 0,
+                    "content_block": {"type": "tool_use", "id": format!("toolu_{n}"), "name": "Bash", "input": {}}}),
+            );
+            event(
+                "content_block_delta",
+                json!({"type": "content_block_delta", "index": 0, "delta": {"type": "input_json_delta", "partial_json": input}}),
+            );
+            "tool_use"
+        }
+    };
+    event(
+        "content_block_stop",
+        json!({"type": "content_block_stop", "index": 0}),
+    );
+    event(
+        "message_delta",
+        json!({"type": "message_delta", "delta": {"stop_reason": stop_reason, "stop_sequence": null}, "usage": {"output_tokens": 5}}),
+    );
+    event("message_stop", json!({"type": "message_stop"}));
+    out
+}
+
+/// An isolated Claude Code home with the plugin installed from a clean copy
+/// of this checkout (what a fresh clone holds: the tracked files).
+pub struct ClaudeHome {
+    pub dir: tempfile::TempDir,
+}
+
+impl ClaudeHome {
+    pub fn home(&self) -> PathBuf {
+        self.dir.path().join("home")
+    }
+
+    /// Copies the tracked files of the checkout into `<dir>/checkout`, then
+    /// `claude plugin marketplace add` + `claude plugin install`.
+    pub fn with_plugin_installed() -> Self {
+        let dir = tempfile::tempdir().expect("tmp");
+        let checkout = dir.path().join("check out");
+        clean_copy(&workspace(), &checkout);
+        let home = ClaudeHome { dir };
+        std::fs::create_dir_all(home.home()).expect("home");
+        home.cli(&[
+            "plugin",
+            "marketplace",
+            "add",
+            checkout.to_str().expect("utf-8"),
+        ]);
+        home.cli(&["plugin", "install", "prove-it@whynext"]);
+        home
+    }
+
+    /// Where the plugin was installed.
+    pub fn installed_plugin(&self) -> PathBuf {
+        let dir = self.home().join(".claude/plugins/cache/whynext/prove-it");
+        std::fs::read_dir(&dir)
+            .expect("plugin cache")
+            .flatten()
+            .map(|e| e.path())
+            .next()
+            .unwrap_or_else(|| panic!("nothing installed in {}", dir.display()))
+    }
+
+    /// Runs `claude ARGS` (not a session), panicking with its output on failure.
+    pub fn cli(&self, args: &[&str]) -> String {
+        let out = self.command().args(args).output().expect("claude runs");
+        let text = format!(
+            "{}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert!(out.status.success(), "claude {args:?} failed:\n{text}");
+        text
+    }
+
+    fn command(&self) -> Command {
+        let mut cmd = Command::new(claude_bin());
+        cmd.env_clear()
+            .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+            .env("HOME", self.home())
+            .env("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1")
+            .env("DISABLE_TELEMETRY", "1")
+            .env("DISABLE_AUTOUPDATER", "1")
+            .stdin(std::process::Stdio::null());
+        cmd
+    }
+
+    /// Runs one `claude -p PROMPT` turn in `repo` against `model`, with the
+    /// hooks finding the host through PROVE_IT_BIN. `env` adds settings.
+    pub fn session(
+        &self,
+        repo: &Path,
+        model: &ScriptedModel,
+        prompt: &str,
+        env: &[(&str, &str)],
+        resume: bool,
+    ) -> Session {
+        let mut cmd = self.command();
+        cmd.current_dir(repo)
+            .env("ANTHROPIC_BASE_URL", &model.url)
+            .env("ANTHROPIC_API_KEY", "scripted")
+            .env("PROVE_IT_BIN", crate::util::BIN)
+            .env("PROVE_IT_STATE_DIR", self.dir.path().join("state"))
+            .env("PROVE_IT_LEDGER_DIR", self.dir.path().join("ledger"))
+            .env(
+                "PROVE_IT_CACHE_DIR",
+                format!("{}/module-cache", env!("CARGO_TARGET_TMPDIR")),
+            )
+            .envs(env.iter().copied())
+            .args([
+                "-p",
+                prompt,
+                "--output-format",
+                "stream-json",
+                "--verbose",
+                "--include-hook-events",
+            ])
+            .args(["--permission-mode", "acceptEdits", "--allowedTools", "Bash"]);
+        if resume {
+            cmd.arg("--continue");
+        }
+        crate::util::git_env(&mut cmd);
+        let out = cmd.output().expect("claude -p runs");
+        let stdout = String::from_utf8_lossy(&out.stdout).to_string();
+        let events = stdout
+            .lines()
+            .filter_map(|l| serde_json::from_str(l).ok())
+            .collect();
+        Session {
+            events,
+            stdout,
+            stderr: String::from_utf8_lossy(&out.stderr).to_string(),
+            status: out.status,
+        }
+    }
+}
+
+pub struct Session {
+    pub events: Vec<Value>,
+    pub stdout: String,
+    pub stderr: String,
+    pub status: std::process::ExitStatus,
+}
+
+impl Session {
+    /// The `hook_response` events for `hook_event` (e.g. "Stop"), in order.
+    pub fn hook_responses(&self, hook_event: &str) -> Vec<&Value> {
+        self.events
+            .iter()
+            .filter(|e| e["subtype"] == "hook_response" && e["hook_event"] == hook_event)
+            .collect()
+    }
+
+    /// The Stop hook's parsed JSON answers (empty answers are skipped).
+    pub fn stop_answers(&self) -> Vec<Value> {
+        self.hook_responses("Stop")
+            .iter()
+            .filter_map(|e| serde_json::from_str(e["stdout"].as_str().unwrap_or("")).ok())
+            .collect()
+    }
+
+    pub fn dump(&self) -> String {
+        format!(
+            "status: {}\nstdout:\n{}\nstderr:\n{}",
+            self.status, self.stdout, self.stderr
+        )
+    }
+}
+
+/// Copies the files git tracks (as they are in the work tree) from `from` to `to`.
+pub fn clean_copy(from: &Path, to: &Path) {
+    let list = Command::new("git")
+        .args([
+            "ls-files",
+            "-z",
+            "--cached",
+            "--others",
+            "--exclude-standard",
+        ])
+        .current_dir(from)
+        .output()
+        .expect("git ls-files");
+    for rel in list.stdout.split(|b| *b == 0).filter(|p| !p.is_empty()) {
+        let rel = Path::new(std::str::from_utf8(rel).expect("utf-8 path"));
+        let (src, dst) = (from.join(rel), to.join(rel));
+        let Ok(meta) = std::fs::symlink_metadata(&src) else {
+            continue;
+        };
+        std::fs::create_dir_all(dst.parent().expect("parent")).expect("mkdir");
+        if meta.file_type().is_symlink() {
+            std::os::unix::fs::symlink(std::fs::read_link(&src).expect("link"), &dst)
+                .expect("symlink");
+        } else {
+            std::fs::copy(&src, &dst).expect("copy");
+        }
+    }
+}

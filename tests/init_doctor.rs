@@ -1,0 +1,240 @@
+//! `prove-it init` on one fixture repo per stack, and `prove-it doctor` on a
+//! gated, an ungated and a non-git directory.
+
+use crate::util::{BIN, Repo, Sandbox, git_env};
+use std::os::unix::fs::PermissionsExt;
+use std::process::{Command, Output};
+
+fn run(
+    dir: &std::path::Path,
+    args: &[&str],
+    env: &std::collections::BTreeMap<String, String>,
+) -> Output {
+    let mut cmd = Command::new(BIN);
+    cmd.args(args).current_dir(dir);
+    git_env(&mut cmd).envs(env).output().expect("prove-it runs")
+}
+
+fn text(out: &Output) -> String {
+    format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    )
+}
+
+/// Lines of a shell script that do something (not blank, not comments).
+fn active_lines(script: &str) -> Vec<&str> {
+    script
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty() && !l.starts_with('#'))
+        .collect()
+}
+
+fn init_in(files: &[(&str, &str)]) -> (Sandbox, Repo, String) {
+    let sb = Sandbox::new();
+    let repo = sb.repo("r");
+    for (name, content) in files {
+        repo.write(name, content);
+    }
+    repo.commit("stack files");
+    let out = run(&repo.root, &["init"], &repo.env);
+    assert!(out.status.success(), "init failed:\n{}", text(&out));
+    let output = text(&out);
+    (sb, repo, output)
+}
+
+/// A stack's name, its marker files, and one check init must offer.
+type Fixture = (
+    &'static str,
+    &'static [(&'static str, &'static str)],
+    &'static str,
+);
+
+#[test]
+fn init_writes_a_verify_sh_that_passes_on_day_one_for_every_stack() {
+    let fixtures: &[Fixture] = &[
+        ("Rust", &[("Cargo.toml", "[package]\n")], "cargo test"),
+        ("Node (npm)", &[("package.json", "{}")], "npm test"),
+        (
+            "Node (pnpm)",
+            &[("package.json", "{}"), ("pnpm-lock.yaml", "")],
+            "pnpm test",
+        ),
+        (
+            "Node (yarn)",
+            &[("package.json", "{}"), ("yarn.lock", "")],
+            "yarn test",
+        ),
+        (
+            "Node (bun)",
+            &[("package.json", "{}"), ("bun.lock", "")],
+            "bun test",
+        ),
+        ("Deno", &[("deno.json", "{}")], "deno test"),
+        ("Python", &[("pyproject.toml", "[project]\n")], "pytest"),
+        ("Go", &[("go.mod", "module x\n")], "go test ./..."),
+        (
+            "Java (Maven)",
+            &[("pom.xml", "<project/>")],
+            "mvn -q -B test",
+        ),
+        ("Java (Gradle)", &[("build.gradle", "")], "gradle test"),
+        (".NET", &[("App.csproj", "<Project/>")], "dotnet test"),
+        ("Ruby", &[("Gemfile", "")], "bundle exec rake test"),
+        ("PHP", &[("composer.json", "{}")], "vendor/bin/phpunit"),
+        ("Dart", &[("pubspec.yaml", "name: x\n")], "dart test"),
+        (
+            "Flutter",
+            &[("pubspec.yaml", "name: x\nflutter:\n")],
+            "flutter test",
+        ),
+        ("Elixir", &[("mix.exs", "")], "mix test"),
+        ("C/C++ (CMake)", &[("CMakeLists.txt", "")], "ctest"),
+        ("C/C++ (make)", &[("Makefile", "all:\n")], "make test"),
+        ("Swift", &[("Package.swift", "")], "swift test"),
+    ];
+    for (stack, files, check) in fixtures {
+        let (_sb, repo, output) = init_in(files);
+        assert!(
+            output.contains(&format!("stack: {stack} (")),
+            "{stack}:\n{output}"
+        );
+        let script = std::fs::read_to_string(repo.path("verify.sh")).expect("verify.sh written");
+        assert_eq!(
+            active_lines(&script),
+            [
+                "set -euo pipefail",
+                "cd \"$(git rev-parse --show-toplevel)\"",
+                "git diff --check"
+            ],
+            "{stack}: only `git diff --check` may be active"
+        );
+        assert!(
+            script
+                .lines()
+                .any(|l| l.starts_with('#') && l.contains(check)),
+            "{stack}: no `{check}` offered"
+        );
+        let mode = std::fs::metadata(repo.path("verify.sh"))
+            .expect("meta")
+            .permissions()
+            .mode();
+        assert_eq!(mode & 0o111, 0o111, "{stack}: verify.sh must be executable");
+        // The demo copy is gone: the only change is verify.sh itself.
+        assert_eq!(
+            repo.git(&["status", "--porcelain", "--untracked-files=all"]),
+            "?? verify.sh",
+            "{stack}"
+        );
+        assert!(
+            output.contains("passed") && output.contains("would refuse the turn"),
+            "{stack}:\n{output}"
+        );
+        assert!(
+            output.contains("attempt 1 of 3"),
+            "{stack}: the demo shows the gate's real words\n{output}"
+        );
+        let day_one = Command::new(repo.path("verify.sh"))
+            .current_dir(&repo.root)
+            .output()
+            .expect("run");
+        assert!(
+            day_one.status.success(),
+            "{stack}: verify.sh fails on day one"
+        );
+    }
+}
+
+#[test]
+fn init_gives_each_of_several_stacks_its_section() {
+    let (_sb, repo, _) = init_in(&[
+        ("Cargo.toml", "[package]\n"),
+        ("package.json", "{}"),
+        ("go.mod", "module x\n"),
+    ]);
+    let script = std::fs::read_to_string(repo.path("verify.sh")).expect("verify.sh");
+    for heading in [
+        "# Rust (Cargo.toml)",
+        "# Node (npm) (package.json)",
+        "# Go (go.mod)",
+    ] {
+        assert!(script.contains(heading), "missing {heading}:\n{script}");
+    }
+}
+
+#[test]
+fn init_never_overwrites_an_existing_verify_sh() {
+    let sb = Sandbox::new();
+    let repo = sb.repo("r");
+    repo.arm("echo mine; exit 0");
+    let before = std::fs::read(repo.path("verify.sh")).expect("read");
+    let out = run(&repo.root, &["init"], &repo.env);
+    assert!(out.status.success());
+    assert!(text(&out).contains("left untouched"), "{}", text(&out));
+    assert_eq!(std::fs::read(repo.path("verify.sh")).expect("read"), before);
+}
+
+#[test]
+fn init_outside_git_says_what_to_do() {
+    let sb = Sandbox::new();
+    let out = run(sb.tmp.path(), &["init"], &sb.env);
+    assert!(!out.status.success());
+    assert!(text(&out).contains("git init"), "{}", text(&out));
+    assert!(!sb.tmp.path().join("verify.sh").exists());
+}
+
+#[test]
+fn doctor_on_a_gated_repo_exits_0() {
+    let sb = Sandbox::new();
+    let repo = sb.repo("r");
+    repo.arm("exit 0");
+    let out = run(&repo.root, &["doctor"], &repo.env);
+    assert!(out.status.success(), "{}", text(&out));
+    let said = text(&out);
+    for needle in [
+        "result: gated",
+        "policy",
+        "ABI 1",
+        "state",
+        "ledger",
+        "prove-it 0.",
+    ] {
+        assert!(said.contains(needle), "missing {needle:?}:\n{said}");
+    }
+}
+
+#[test]
+fn doctor_on_an_ungated_repo_says_why_and_exits_1() {
+    let sb = Sandbox::new();
+    let repo = sb.repo("r");
+    let out = run(&repo.root, &["doctor"], &repo.env);
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out));
+    assert!(text(&out).contains("prove-it init"), "{}", text(&out));
+
+    repo.arm("exit 0");
+    repo.chmod("verify.sh", 0o644);
+    let out = run(&repo.root, &["doctor"], &repo.env);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(text(&out).contains("chmod +x verify.sh"), "{}", text(&out));
+
+    repo.chmod("verify.sh", 0o755);
+    let mut env = repo.env.clone();
+    env.insert("PROVE_IT_SKIP".into(), "1".into());
+    let out = run(&repo.root, &["doctor"], &env);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(text(&out).contains("PROVE_IT_SKIP=1"), "{}", text(&out));
+}
+
+#[test]
+fn doctor_outside_git_exits_1() {
+    let sb = Sandbox::new();
+    let out = run(sb.tmp.path(), &["doctor"], &sb.env);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        text(&out).contains("not inside a git repository"),
+        "{}",
+        text(&out)
+    );
+}

@@ -1,0 +1,46 @@
+#!/usr/bin/env bash
+# CI's check of ./install.sh, the README's first command: run it twice
+# (idempotent) into a throwaway HOME and PREFIX with the pinned Claude Code on
+# PATH, check what it installed, and check its message when cargo is missing.
+# It builds in release, so it is not part of ./verify.sh.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+passed=0
+failed=0
+check() { # description, command...
+  local what=$1; shift
+  if "$@"; then passed=$((passed + 1)); echo "ok: $what"; else failed=$((failed + 1)); echo "FAILED: $what"; fi
+}
+
+tests/install-claude-code.sh >/dev/null
+mkdir -p "$tmp/home" "$tmp/claude-bin"
+ln -s "$PWD/target/claude-code/node_modules/@anthropic-ai/claude-code-linux-x64/claude" "$tmp/claude-bin/claude"
+version=$(sed -n 's/^version = "\(.*\)"/\1/p' Cargo.toml | head -1)
+
+# Keep the real toolchain while HOME points elsewhere.
+export CARGO_HOME="${CARGO_HOME:-$HOME/.cargo}" RUSTUP_HOME="${RUSTUP_HOME:-$HOME/.rustup}"
+install_into() {
+  env HOME="$tmp/home" PREFIX="$tmp/prefix" PATH="$tmp/claude-bin:$PATH" \
+    CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1 DISABLE_TELEMETRY=1 ./install.sh
+}
+
+check "install.sh runs" install_into >"$tmp/first.log" 2>&1 || cat "$tmp/first.log"
+check "install.sh runs again (idempotent)" install_into >"$tmp/second.log" 2>&1 || cat "$tmp/second.log"
+check "prove-it $version is installed" grep -q "prove-it $version" <("$tmp/prefix/bin/prove-it" --version)
+plugin="$tmp/home/.claude/plugins/cache/whynext/prove-it/$version"
+check "the plugin is installed in Claude Code" test -f "$plugin/plugin/hooks.json"
+check "the installed plugin holds no build output" test ! -e "$plugin/target"
+check "progress is shown" grep -q "registering the plugin with Claude Code" "$tmp/second.log"
+
+set +e
+env HOME="$tmp/home" PATH=/usr/bin:/bin ./install.sh >"$tmp/nocargo.log" 2>&1
+status=$?
+set -e
+check "without cargo it fails" test "$status" -ne 0
+check "without cargo it says what to install" grep -q "cargo is missing" "$tmp/nocargo.log"
+
+echo "install-smoke: $passed passed, $failed failed"
+test "$failed" -eq 0

@@ -1,0 +1,286 @@
+//! The plugin bundle inside the real Claude Code CLI: the validator, the
+//! marketplace install from a checkout, and a real session whose installed
+//! Stop hook blocks; plus the launcher's answers when things are missing.
+
+use crate::claude::{ClaudeHome, ScriptedModel, Step, claude_bin, clean_copy, workspace};
+use crate::util::{BIN, Sandbox};
+use serde_json::Value;
+use std::process::Command;
+
+fn read_json(rel: &str) -> Value {
+    let text =
+        std::fs::read_to_string(workspace().join(rel)).unwrap_or_else(|e| panic!("{rel}: {e}"));
+    serde_json::from_str(&text).unwrap_or_else(|e| panic!("{rel} is not valid JSON: {e}"))
+}
+
+#[test]
+fn shipped_manifests_parse_and_name_one_version() {
+    let plugin = read_json(".claude-plugin/plugin.json");
+    let market = read_json("marketplace.json");
+    let hooks = read_json("plugin/hooks.json");
+    let host_version = env!("CARGO_PKG_VERSION");
+    assert_eq!(
+        plugin["version"], host_version,
+        "plugin.json and Cargo.toml must name one version"
+    );
+    assert_eq!(market["name"], "whynext");
+    assert_eq!(market["plugins"][0]["name"], "prove-it");
+    assert_eq!(market["plugins"][0]["version"], host_version);
+    assert_eq!(
+        read_json(".claude-plugin/marketplace.json"),
+        market,
+        "the marketplace file is the same in both places"
+    );
+    for event in ["SessionStart", "UserPromptSubmit", "Stop"] {
+        let hook = &hooks["hooks"][event][0]["hooks"][0];
+        let command = hook["command"].as_str().expect("command");
+        assert!(
+            command.starts_with("bash \"${CLAUDE_PLUGIN_ROOT}/plugin/prove-it\" hook "),
+            "{command}"
+        );
+    }
+    // prove-it, not Claude Code, must end a slow verify.sh: the hook outlives
+    // the longest PROVE_IT_TIMEOUT the host accepts (3000 s).
+    let stop_timeout = hooks["hooks"]["Stop"][0]["hooks"][0]["timeout"]
+        .as_u64()
+        .expect("timeout");
+    assert!(stop_timeout > 3000, "Stop hook timeout {stop_timeout} s");
+}
+
+#[test]
+fn the_real_validator_has_nothing_to_report() {
+    let root = workspace();
+    let plugin_json = root.join(".claude-plugin/plugin.json");
+    for args in [
+        vec![
+            "plugin",
+            "validate",
+            "--strict",
+            root.to_str().expect("utf-8"),
+        ],
+        vec![
+            "plugin",
+            "validate",
+            "--strict",
+            plugin_json.to_str().expect("utf-8"),
+        ],
+        vec![
+            "plugin",
+            "validate",
+            "--strict",
+            "--profile",
+            "directory",
+            root.to_str().expect("utf-8"),
+        ],
+    ] {
+        let out = Command::new(claude_bin())
+            .args(&args)
+            .env("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1")
+            .output()
+            .expect("claude");
+        let text = format!(
+            "{}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert!(out.status.success(), "claude {args:?} failed:\n{text}");
+        assert!(text.contains("Validation passed"), "{text}");
+        assert!(
+            !text.contains('⚠') && !text.to_lowercase().contains("warning"),
+            "claude {args:?} warned:\n{text}"
+        );
+    }
+}
+
+#[test]
+fn installs_from_a_checkout_through_the_marketplace() {
+    let home = ClaudeHome::with_plugin_installed();
+    let installed = home.installed_plugin();
+    for file in [
+        ".claude-plugin/plugin.json",
+        "plugin/hooks.json",
+        "plugin/prove-it",
+        "commands/init.md",
+    ] {
+        assert!(
+            installed.join(file).is_file(),
+            "{file} missing from {}",
+            installed.display()
+        );
+    }
+    let list = home.cli(&["plugin", "list"]);
+    assert!(list.contains("prove-it@whynext"), "{list}");
+}
+
+#[test]
+fn a_real_session_is_blocked_by_the_installed_stop_hook_until_verify_passes() {
+    let home = ClaudeHome::with_plugin_installed();
+    let sb = Sandbox::new();
+    let repo = sb.repo("r");
+    repo.arm("if [ -e broken ]; then echo 'test result: FAILED. 1 failed, 41 passed'; exit 1; fi");
+    let model = ScriptedModel::start(vec![
+        Step::Bash("echo oops > broken"),
+        Step::Say("All tests pass. Ready to merge."),
+        Step::Bash("rm broken"),
+        Step::Say("Fixed the failing test; verify.sh passes now."),
+    ]);
+    let session = home.session(&repo.root, &model, "make the change", &[], false);
+    assert!(session.status.success(), "{}", session.dump());
+
+    let answers = session.stop_answers();
+    assert_eq!(
+        answers.len(),
+        1,
+        "one block, then a quiet allow\n{}",
+        session.dump()
+    );
+    assert_eq!(answers[0]["decision"], "block");
+    let reason = answers[0]["reason"].as_str().expect("reason");
+    assert!(
+        reason.contains("attempt 1 of 3") && reason.contains("1 failed, 41 passed"),
+        "{reason}"
+    );
+    assert_eq!(
+        session.hook_responses("Stop").len(),
+        2,
+        "{}",
+        session.dump()
+    );
+    // The agent was really told: the block reason reached the model.
+    assert!(
+        model.told().contains("attempt 1 of 3"),
+        "the model never saw the block"
+    );
+    assert!(!repo.path("broken").exists());
+}
+
+/// Runs the hooks.json command line for `event` through a shell, as Claude
+/// Code does, with the plugin root at `root`.
+fn launch(
+    root: &std::path::Path,
+    event: &str,
+    env: &[(&str, &str)],
+    stdin: &str,
+) -> std::process::Output {
+    use std::io::Write;
+    let command = format!("bash \"${{CLAUDE_PLUGIN_ROOT}}/plugin/prove-it\" hook {event}");
+    let mut cmd = Command::new("sh");
+    cmd.args(["-c", &command])
+        .env_clear()
+        .env("PATH", "/usr/bin:/bin")
+        .env("HOME", root.join("no-home"))
+        .env("CLAUDE_PLUGIN_ROOT", root)
+        .envs(env.iter().copied())
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped());
+    let mut child = cmd.spawn().expect("sh");
+    child
+        .stdin
+        .take()
+        .expect("stdin")
+        .write_all(stdin.as_bytes())
+        .expect("stdin");
+    child.wait_with_output().expect("launcher")
+}
+
+/// The repo's sandbox settings plus the host the launcher should find.
+fn host_env(repo: &crate::util::Repo) -> Vec<(&str, &str)> {
+    let mut env: Vec<(&str, &str)> = repo
+        .env
+        .iter()
+        .map(|(k, v)| (k.as_str(), v.as_str()))
+        .collect();
+    env.push(("PROVE_IT_BIN", BIN));
+    env
+}
+
+/// A plugin copy in a path with spaces, its launcher without execute bits.
+fn plugin_copy(sb: &Sandbox) -> std::path::PathBuf {
+    use std::os::unix::fs::PermissionsExt;
+    let root = sb.tmp.path().join("plugin cache/prove it");
+    clean_copy(&workspace(), &root);
+    std::fs::set_permissions(
+        root.join("plugin/prove-it"),
+        std::fs::Permissions::from_mode(0o644),
+    )
+    .expect("chmod");
+    root
+}
+
+#[test]
+fn launcher_without_the_host_says_what_to_run_and_exits_0() {
+    let sb = Sandbox::new();
+    let root = plugin_copy(&sb);
+    for event in ["session-start", "stop"] {
+        let out = launch(&root, event, &[], "{}");
+        assert_eq!(
+            out.status.code(),
+            Some(0),
+            "never 127: Claude Code would let the stop through"
+        );
+        let answer: Value = serde_json::from_slice(&out.stdout).expect("JSON");
+        let message = answer["systemMessage"].as_str().expect("message");
+        assert!(
+            message.contains("not found") && message.contains("./install.sh"),
+            "{message}"
+        );
+    }
+    // A bad PROVE_IT_BIN is the same: told, not crashed.
+    let out = launch(
+        &root,
+        "stop",
+        &[("PROVE_IT_BIN", "/nowhere/prove-it")],
+        "{}",
+    );
+    assert_eq!(out.status.code(), Some(0));
+    assert!(String::from_utf8_lossy(&out.stdout).contains("NOT verified"));
+}
+
+#[test]
+fn launcher_works_with_spaces_and_dropped_execute_bits() {
+    let sb = Sandbox::new();
+    let root = plugin_copy(&sb);
+    let repo = sb.repo("r");
+    repo.arm_counting();
+    let env = host_env(&repo);
+    let input = |active: bool| {
+        serde_json::json!({"session_id": "s", "cwd": repo.root, "source": "startup", "stop_hook_active": active}).to_string()
+    };
+    let out = launch(&root, "session-start", &env, &input(false));
+    assert!(
+        out.stdout.is_empty(),
+        "{}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+    repo.write("broken", "x");
+    let out = launch(&root, "stop", &env, &input(false));
+    let answer: Value = serde_json::from_slice(&out.stdout).expect("JSON");
+    assert_eq!(answer["decision"], "block", "{answer}");
+}
+
+#[test]
+fn a_host_of_another_version_is_reported_at_start_and_stop() {
+    let sb = Sandbox::new();
+    let root = plugin_copy(&sb);
+    let manifest = root.join(".claude-plugin/plugin.json");
+    let text = std::fs::read_to_string(&manifest).expect("read");
+    std::fs::write(
+        &manifest,
+        text.replace(&format!("\"{}\"", env!("CARGO_PKG_VERSION")), "\"9.9.9\""),
+    )
+    .expect("write");
+    let repo = sb.repo("r");
+    repo.arm_counting();
+    let env = host_env(&repo);
+    let input = serde_json::json!({"session_id": "s", "cwd": repo.root, "source": "startup", "stop_hook_active": false}).to_string();
+    for event in ["session-start", "stop"] {
+        let out = launch(&root, event, &env, &input);
+        let answer: Value =
+            serde_json::from_slice(&out.stdout).unwrap_or_else(|_| panic!("{event}: no answer"));
+        let message = answer["systemMessage"].as_str().expect("message");
+        assert!(
+            message.contains("plugin is version 9.9.9") && message.contains("install.sh"),
+            "{message}"
+        );
+    }
+}
