@@ -2,6 +2,7 @@
 
 mod claude;
 mod contract;
+mod e2e;
 mod git_state;
 mod init_doctor;
 mod ledger;
