@@ -1,11 +1,12 @@
-//! Builds the default policy (`gate-wasm/`) for `wasm32-wasip1` and leaves
-//! it in OUT_DIR, where `runtime::DEFAULT_POLICY` embeds it: one `prove-it`
-//! binary carries exactly one policy build.
+//! Builds the shipped policies for `wasm32-wasip1`, the default
+//! (`gate-wasm/`) and `strict` (`policies/strict/`), and leaves them in
+//! OUT_DIR, where `runtime` embeds them: one `prove-it` binary carries
+//! exactly one build of each.
 //!
 //! The inner cargo uses its own target dir (sharing ours would deadlock on
 //! the build lock) and none of the outer build's flags or wrappers.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::Command;
 
 fn main() {
@@ -22,16 +23,40 @@ fn main() {
         manifest_dir.join("../Cargo.lock").display()
     );
 
+    println!(
+        "cargo:rerun-if-changed={}",
+        manifest_dir.join("../policies/strict/src").display()
+    );
+    let workspace = manifest_dir.join("..");
+    let target_dir = out_dir.join("policy-target");
+    // Two builds: the default module exports from prove-it-gate itself (a
+    // feature), the strict one from its own crate; built together, feature
+    // unification would give the strict module both sets of exports.
+    build_module(
+        &workspace,
+        &target_dir,
+        &["-p", "prove-it-gate", "--features", "default-module"],
+    );
+    build_module(&workspace, &target_dir, &["-p", "prove-it-strict"]);
+    for name in ["prove_it_gate", "prove_it_strict"] {
+        let wasm = target_dir.join(format!("wasm32-wasip1/release/{name}.wasm"));
+        std::fs::copy(&wasm, out_dir.join(format!("{name}.wasm")))
+            .unwrap_or_else(|e| panic!("cannot copy {}: {e}", wasm.display()));
+    }
+}
+
+fn build_module(workspace: &Path, target_dir: &Path, args: &[&str]) {
     let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
-    let target_dir = out_dir.join("gate-target");
     let mut cmd = Command::new(cargo);
     cmd.arg("build")
         .arg("--release")
+        .arg("--locked")
         .arg("--manifest-path")
-        .arg(gate.join("Cargo.toml"))
-        .args(["--target", "wasm32-wasip1", "--features", "default-module"])
+        .arg(workspace.join("Cargo.toml"))
+        .args(["--target", "wasm32-wasip1"])
+        .args(args)
         .arg("--target-dir")
-        .arg(&target_dir);
+        .arg(target_dir);
     for var in [
         "CARGO_ENCODED_RUSTFLAGS",
         "RUSTFLAGS",
@@ -46,13 +71,12 @@ fn main() {
     ] {
         cmd.env_remove(var);
     }
-    let status = cmd.status().expect("cannot run cargo to build the policy");
+    let status = cmd
+        .status()
+        .expect("cannot run cargo to build a policy module");
     if !status.success() {
         panic!(
-            "building the default policy for wasm32-wasip1 failed; if the target is missing, run `rustup target add wasm32-wasip1` and build again"
+            "building a policy module ({args:?}) for wasm32-wasip1 failed; if the target is missing, run `rustup target add wasm32-wasip1` and build again"
         );
     }
-    let wasm = target_dir.join("wasm32-wasip1/release/prove_it_gate.wasm");
-    std::fs::copy(&wasm, out_dir.join("prove_it_gate.wasm"))
-        .unwrap_or_else(|e| panic!("cannot copy {}: {e}", wasm.display()));
 }

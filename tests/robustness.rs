@@ -51,6 +51,7 @@ fn hostile_session_id_never_becomes_a_path() {
             name == "repo"
                 || name
                     .trim_end_matches(".json")
+                    .trim_end_matches(".pin")
                     .bytes()
                     .all(|b| b.is_ascii_hexdigit()),
             "unexpected state file {file}"

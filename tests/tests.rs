@@ -7,6 +7,7 @@ mod git_state;
 mod init_doctor;
 mod ledger;
 mod plugin;
+mod policy_sandbox;
 mod regression;
 mod robustness;
 mod util;

@@ -182,6 +182,16 @@ impl Decision {
             message: None,
         }
     }
+    /// Puts `notes` for the user in front of the decision's own message.
+    pub fn with_notes(mut self, notes: &[String]) -> Self {
+        if notes.is_empty() {
+            return self;
+        }
+        let mut parts = notes.to_vec();
+        parts.extend(self.message.take());
+        self.message = Some(parts.join("\n"));
+        self
+    }
 }
 
 /// `tree_state`: the state of HEAD, index and work tree.

@@ -134,14 +134,16 @@ macro_rules! policy_module {
         /// Called by the host with a buffer from `prove_it_alloc`.
         #[unsafe(no_mangle)]
         pub unsafe extern "C" fn prove_it_decide(ptr: *mut u8, len: usize) -> i64 {
-            fn decide(
+            // Not named `decide`: that would shadow a caller's own `decide`
+            // and call itself forever.
+            fn __prove_it_entry(
                 event: &$crate::abi::Event,
                 host: &mut $crate::guest::Imports,
             ) -> $crate::abi::Decision {
                 $decide(event, host)
             }
             // SAFETY: the host passes a buffer it got from prove_it_alloc.
-            unsafe { $crate::guest::run_decide(ptr, len, decide) }
+            unsafe { $crate::guest::run_decide(ptr, len, __prove_it_entry) }
         }
     };
 }

@@ -38,16 +38,46 @@ enum Caught {
     Verify(VerifyRun),
     /// The repo was armed at start and is not now.
     Disarmed { deleted: bool },
+    /// `verify.sh` changed during the session (strict rules only).
+    ChangedVerify,
+}
+
+/// What a policy built on these rules may choose.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Rules {
+    /// Refuse (not only report) a pass through a `verify.sh` that changed
+    /// or appeared during the session.
+    pub block_changed_verify: bool,
+}
+
+impl Rules {
+    /// The default policy: the contract as written.
+    pub const DEFAULT: Rules = Rules {
+        block_changed_verify: false,
+    };
+    /// The `strict` policy: a changed `verify.sh` must be restored before
+    /// the turn can end (for repos where the checks are never the task).
+    pub const STRICT: Rules = Rules {
+        block_changed_verify: true,
+    };
 }
 
 /// The default policy's entry point.
 pub fn decide(event: &Event, host: &mut impl Host) -> Decision {
+    decide_with(event, host, Rules::DEFAULT)
+}
+
+/// The contract's rules, with the choices in `rules`.
+///
+/// `event.notes` are not repeated here: the host shows them itself, so that
+/// no policy can hide them.
+pub fn decide_with(event: &Event, host: &mut impl Host, rules: Rules) -> Decision {
     let result = match event.kind {
         EventKind::SessionStart => session_start(event, host),
         EventKind::UserPromptSubmit => user_prompt_submit(host),
-        EventKind::Stop => stop(event, host),
+        EventKind::Stop => stop(event, host, rules),
     };
-    let decision = result.unwrap_or_else(|error| {
+    result.unwrap_or_else(|error| {
         let what = match event.kind {
             EventKind::SessionStart => "could not record this session's baseline",
             EventKind::UserPromptSubmit => "could not reset its attempt count",
@@ -56,8 +86,7 @@ pub fn decide(event: &Event, host: &mut impl Host) -> Decision {
         Decision::allow_with(format!(
             "prove-it: the gate {what}: {error}. This turn was not verified; run `prove-it doctor` in the repository."
         ))
-    });
-    with_notes(decision, &event.notes)
+    })
 }
 
 fn session_start(event: &Event, host: &mut impl Host) -> Result<Decision, String> {
@@ -107,7 +136,7 @@ fn user_prompt_submit(host: &mut impl Host) -> Result<Decision, String> {
     Ok(problem.map_or_else(Decision::allow, Decision::allow_with))
 }
 
-fn stop(event: &Event, host: &mut impl Host) -> Result<Decision, String> {
+fn stop(event: &Event, host: &mut impl Host, rules: Rules) -> Result<Decision, String> {
     let settings = &event.settings;
     let mut notes = Vec::new();
     let (saved, problem) = load(host.session_read()?);
@@ -154,19 +183,24 @@ fn stop(event: &Event, host: &mut impl Host) -> Result<Decision, String> {
             );
             return Ok(notes_only(notes));
         }
-        let run = host.run_verify()?;
-        if run.outcome == VerifyOutcome::Passed {
-            if let Err(e) = host.passed_record(&key) {
-                notes.push(format!(
-                    "prove-it: could not remember this passed state: {e}"
-                ));
+        let changed_verify = changed_verify_note(&session, &facts);
+        if rules.block_changed_verify && changed_verify.is_some() {
+            Caught::ChangedVerify
+        } else {
+            let run = host.run_verify()?;
+            if run.outcome == VerifyOutcome::Passed {
+                if let Err(e) = host.passed_record(&key) {
+                    notes.push(format!(
+                        "prove-it: could not remember this passed state: {e}"
+                    ));
+                }
+                session.attempts = 0;
+                save(host, &session)?;
+                notes.extend(changed_verify);
+                return Ok(notes_only(notes));
             }
-            session.attempts = 0;
-            save(host, &session)?;
-            notes.extend(changed_verify_note(&session, &facts));
-            return Ok(notes_only(notes));
+            Caught::Verify(run)
         }
-        Caught::Verify(run)
     };
 
     if session.attempts == 0 && settings.ledger {
@@ -199,7 +233,7 @@ fn stop(event: &Event, host: &mut impl Host) -> Result<Decision, String> {
         Decision::allow_with(unverified_warning(&caught, settings, &why))
     };
     save(host, &session)?;
-    Ok(with_notes(decision, &notes))
+    Ok(decision.with_notes(&notes))
 }
 
 /// Reads saved session state; unreadable state becomes a problem to report
@@ -247,6 +281,9 @@ fn what_failed(caught: &Caught) -> String {
         }
         Caught::Disarmed { deleted: false } => {
             "`verify.sh` is no longer executable (it was when this session started)".to_string()
+        }
+        Caught::ChangedVerify => {
+            "`verify.sh` changed during this session, and this repository's policy (strict) does not accept a pass through a changed check".to_string()
         }
         Caught::Verify(run) => match run.outcome {
             VerifyOutcome::TimedOut => {
@@ -307,6 +344,11 @@ fn block_reason(caught: &Caught, tree: &TreeState, attempt: u32, max: u32) -> St
                 "Fix the cause, then end your turn again: the gate re-runs `./verify.sh`.\n",
             );
         }
+        Caught::ChangedVerify => {
+            reason.push_str(
+                "Restore it (`git diff -- verify.sh` shows the change; `git checkout HEAD -- verify.sh` undoes it), or ask the user to change it themselves, then end your turn again.\n",
+            );
+        }
         Caught::Disarmed { deleted } => {
             let fix = match (deleted, &tree.head) {
                 (true, Some(_)) => "restore it (`git checkout HEAD -- verify.sh`)",
@@ -344,7 +386,9 @@ fn unverified_warning(caught: &Caught, settings: &Settings, why: &str) -> String
 
 fn ledger_entry(event: &Event, caught: &Caught) -> LedgerEntry {
     let (exit_code, actual) = match caught {
-        Caught::Disarmed { .. } => (None, vec![what_failed(caught).replace('`', "")]),
+        Caught::Disarmed { .. } | Caught::ChangedVerify => {
+            (None, vec![what_failed(caught).replace('`', "")])
+        }
         Caught::Verify(run) => {
             let mut actual = failing_lines(&run.tail);
             if run.outcome == VerifyOutcome::TimedOut {
@@ -381,18 +425,7 @@ pub fn failing_lines(tail: &[String]) -> Vec<String> {
 }
 
 fn notes_only(notes: Vec<String>) -> Decision {
-    with_notes(Decision::allow(), &notes)
-}
-
-/// Adds notes for the user in front of a decision's own message.
-fn with_notes(mut decision: Decision, notes: &[String]) -> Decision {
-    if notes.is_empty() {
-        return decision;
-    }
-    let mut parts: Vec<String> = notes.to_vec();
-    parts.extend(decision.message.take());
-    decision.message = Some(parts.join("\n"));
-    decision
+    Decision::allow().with_notes(&notes)
 }
 
 #[cfg(test)]

@@ -42,6 +42,9 @@ pub enum Command {
         #[arg(default_value = ".")]
         dir: PathBuf,
     },
+    /// Write, check and try policy modules.
+    #[command(subcommand)]
+    Policy(PolicyCommand),
     /// Say whether this repository is gated, and if not, why.
     ///
     /// Checks the repository, verify.sh, the host and plugin versions, the
@@ -51,6 +54,43 @@ pub enum Command {
         /// A folder inside the repository.
         #[arg(default_value = ".")]
         dir: PathBuf,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+pub enum PolicyCommand {
+    /// Create a Rust crate that builds into a working policy module.
+    ///
+    /// It starts from the default rules (`decide_with(.., Rules::DEFAULT)`);
+    /// build it with `cargo build --release --target wasm32-wasip1`.
+    New {
+        /// The crate (and folder) name.
+        name: String,
+        /// Use this local `gate-wasm/` folder instead of the released crate.
+        #[arg(long, value_name = "DIR")]
+        gate_path: Option<PathBuf>,
+    },
+    /// Say whether a module is a valid policy this prove-it can run.
+    ///
+    /// Loads and links it, checks its ABI version, and lists its imports and
+    /// exports. Exits 1 when it is not usable, saying why.
+    Check {
+        /// A `.wasm` file, or a built-in policy: `default`, `strict`.
+        file: String,
+    },
+    /// Dry-run a policy on the repository here and print its decision.
+    ///
+    /// Uses throwaway state (so there is no baseline: the tree counts as
+    /// changed) and the real capabilities: `verify.sh` may run.
+    Run {
+        /// A `.wasm` file, or a built-in policy: `default`, `strict`.
+        file: String,
+        /// The event to send.
+        #[arg(long, value_enum, default_value = "stop")]
+        event: HookEvent,
+        /// The agent's claim in a Stop event.
+        #[arg(long, default_value = "All tests pass.")]
+        claim: String,
     },
 }
 

@@ -5,6 +5,7 @@ mod capability;
 mod cli;
 mod commands;
 mod runtime;
+mod selection;
 mod settings;
 mod stacks;
 
@@ -19,6 +20,13 @@ fn main() -> ExitCode {
         }
         cli::Command::Init { dir } => commands::init::execute(&dir).map(|()| ExitCode::SUCCESS),
         cli::Command::Doctor { dir } => commands::doctor::execute(&dir),
+        cli::Command::Policy(cli::PolicyCommand::New { name, gate_path }) => {
+            commands::policy::new(&name, gate_path.as_deref())
+        }
+        cli::Command::Policy(cli::PolicyCommand::Check { file }) => commands::policy::check(&file),
+        cli::Command::Policy(cli::PolicyCommand::Run { file, event, claim }) => {
+            commands::policy::run(&file, event.into(), &claim, std::path::Path::new("."))
+        }
     };
     match result {
         Ok(code) => code,

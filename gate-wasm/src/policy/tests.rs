@@ -348,3 +348,25 @@ fn failing_lines_falls_back_to_the_last_lines() {
         .collect();
     assert_eq!(failing_lines(&tail), vec!["b", "c", "d"]);
 }
+
+#[test]
+fn strict_rules_refuse_a_pass_through_a_changed_verify_sh() {
+    let mut host = started();
+    host.fingerprint = "bbbb".into();
+    host.facts.hash = Some("v2".into());
+    host.verify_passes = true;
+    let d = decide_with(&stop(false), &mut host, Rules::STRICT);
+    assert_eq!(d.action, Action::Block);
+    assert!(
+        d.reason
+            .expect("reason")
+            .contains("git checkout HEAD -- verify.sh")
+    );
+    assert_eq!(host.runs, 0, "no need to run a check that is not accepted");
+    // Restored: the strict policy lets it through like the default.
+    host.facts.hash = Some("v1".into());
+    assert_eq!(
+        decide_with(&stop(true), &mut host, Rules::STRICT),
+        Decision::allow()
+    );
+}

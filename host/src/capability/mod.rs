@@ -26,19 +26,22 @@ pub struct Capabilities {
 }
 
 impl Capabilities {
-    /// Capabilities for `session_id` in the work tree at `root`.
-    pub fn new(root: PathBuf, session_id: &str, settings: Settings) -> Self {
-        let state = StateStore::new(&crate::settings::state_dir(), &root, session_id);
+    /// Capabilities for `session_id` in the work tree at `root`, for the
+    /// policy whose state lives in `namespace` (`None`: the default's).
+    pub fn new(
+        root: PathBuf,
+        session_id: &str,
+        settings: Settings,
+        state_dir: &Path,
+        namespace: Option<&str>,
+    ) -> Self {
+        let state = StateStore::new(state_dir, &root, session_id, namespace);
         Capabilities {
             root,
             state,
             settings,
             ledger_dir: crate::settings::ledger_dir(),
         }
-    }
-
-    pub fn root(&self) -> &Path {
-        &self.root
     }
 }
 

@@ -15,6 +15,9 @@ use std::io::Write;
 use std::os::unix::fs::{DirBuilderExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 
+/// The most session state a policy may save.
+pub const SESSION_BYTES: usize = 256 << 10;
+
 /// Passed states kept per repository; the oldest go first.
 const PASSED_KEEP: usize = 256;
 
@@ -24,14 +27,15 @@ pub struct StateStore {
 }
 
 impl StateStore {
-    /// The store for one session in one work tree.
-    pub fn new(state_dir: &Path, root: &Path, session_id: &str) -> Self {
-        let repo_dir = state_dir
-            .join("repos")
-            .join(key(root.as_os_str().as_encoded_bytes()));
-        let session_file = repo_dir
-            .join("sessions")
-            .join(format!("{}.json", key(session_id.as_bytes())));
+    /// The store for one session in one work tree. `namespace` keeps the
+    /// state of each policy apart (`None`: the default policy's).
+    pub fn new(state_dir: &Path, root: &Path, session_id: &str, namespace: Option<&str>) -> Self {
+        let repo_dir = repo_dir(state_dir, root);
+        let name = match namespace {
+            None => format!("{}.json", key(session_id.as_bytes())),
+            Some(ns) => format!("{}.{}.json", key(session_id.as_bytes()), key(ns.as_bytes())),
+        };
+        let session_file = repo_dir.join("sessions").join(name);
         StateStore {
             repo_dir,
             session_file,
@@ -73,8 +77,14 @@ impl StateStore {
     }
 
     pub fn write_session(&self, value: &serde_json::Value, root: &Path) -> Result<()> {
-        self.ensure_repo_dir(root)?;
         let bytes = serde_json::to_vec(value).context("cannot encode session state")?;
+        if bytes.len() > SESSION_BYTES {
+            bail!(
+                "session state of {} bytes is over the {SESSION_BYTES} byte limit",
+                bytes.len()
+            );
+        }
+        self.ensure_repo_dir(root)?;
         write_atomic(&self.session_file, &bytes)
     }
 
@@ -117,7 +127,7 @@ impl StateStore {
         }
     }
 
-    fn ensure_repo_dir(&self, root: &Path) -> Result<()> {
+    pub fn ensure_repo_dir(&self, root: &Path) -> Result<()> {
         for dir in [self.repo_dir.join("sessions"), self.repo_dir.join("passed")] {
             private_dir(&dir)?;
         }
@@ -127,6 +137,21 @@ impl StateStore {
         }
         Ok(())
     }
+}
+
+/// The state folder of the work tree at `root`.
+pub fn repo_dir(state_dir: &Path, root: &Path) -> PathBuf {
+    state_dir
+        .join("repos")
+        .join(key(root.as_os_str().as_encoded_bytes()))
+}
+
+/// Where the host pins the policy of one session (host-owned: no policy can
+/// read or write it).
+pub fn pin_file(state_dir: &Path, root: &Path, session_id: &str) -> PathBuf {
+    repo_dir(state_dir, root)
+        .join("sessions")
+        .join(format!("{}.pin.json", key(session_id.as_bytes())))
 }
 
 /// A short, path-safe key for any bytes.

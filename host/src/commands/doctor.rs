@@ -3,7 +3,7 @@
 //! protect the repository.
 
 use crate::capability::{git, ledger};
-use crate::{runtime, settings};
+use crate::{runtime, selection, settings};
 use anyhow::Result;
 use prove_it_gate::abi::ABI_VERSION;
 use std::path::{Path, PathBuf};
@@ -86,21 +86,7 @@ pub fn execute(dir: &Path) -> Result<ExitCode> {
         format!("prove-it {} ({exe})", settings::HOST_VERSION),
     );
     plugin_row(&mut report);
-    match runtime::check(runtime::DEFAULT_POLICY) {
-        Ok(()) => report.row(
-            Mark::Ok,
-            "policy",
-            format!(
-                "default (built into the host), ABI {ABI_VERSION}, {} KiB, loads",
-                runtime::DEFAULT_POLICY.len() / 1024
-            ),
-        ),
-        Err(e) => report.row(
-            Mark::Fail,
-            "policy",
-            format!("the default policy does not load: {e:#}"),
-        ),
-    }
+    policy_row(&mut report, &dir);
 
     let loaded = settings::from_env();
     let s = &loaded.settings;
@@ -169,6 +155,46 @@ pub fn execute(dir: &Path) -> Result<ExitCode> {
             failures.join(", ")
         );
         Ok(ExitCode::FAILURE)
+    }
+}
+
+/// The policy a session started here would pin, and whether it loads.
+fn policy_row(report: &mut Report, dir: &Path) {
+    let root = git::discover(dir).unwrap_or_else(|| dir.to_path_buf());
+    let policy = match selection::chosen(&root) {
+        Ok(policy) => policy,
+        Err(e) => {
+            report.row(
+                Mark::Warn,
+                "policy",
+                format!("{e}; sessions fall back to the default policy"),
+            );
+            selection::Policy::default_policy()
+        }
+    };
+    match runtime::check(&policy.bytes) {
+        Ok(_) => report.row(
+            Mark::Ok,
+            "policy",
+            format!(
+                "{}, ABI {ABI_VERSION}, {} KiB, loads",
+                policy.label,
+                policy.bytes.len() / 1024
+            ),
+        ),
+        Err(e) if policy.is_default() => report.row(
+            Mark::Fail,
+            "policy",
+            format!("the default policy does not load: {e:#}"),
+        ),
+        Err(e) => report.row(
+            Mark::Warn,
+            "policy",
+            format!(
+                "{} does not load ({e:#}); the default policy would decide instead",
+                policy.label
+            ),
+        ),
     }
 }
 

@@ -7,6 +7,7 @@
 
 use crate::agent::claude_code;
 use crate::capability::{Capabilities, git};
+use crate::selection::{self, Policy};
 use crate::{runtime, settings};
 use anyhow::{Context, Result};
 use prove_it_gate::abi::{Decision, Event, EventKind};
@@ -60,15 +61,59 @@ fn handle(kind: EventKind) -> Result<Option<Decision>> {
     if matches!(kind, EventKind::SessionStart | EventKind::Stop) {
         loaded.notes.extend(settings::version_mismatch());
     }
-    let caps = Capabilities::new(root, &input.session_id, loaded.settings.clone());
+    let policy = selection::in_force(&root, &input.session_id, &mut loaded.notes);
     let event = Event {
         kind,
         source: input.source,
         stop_hook_active: input.stop_hook_active,
         claim: input.claim,
-        repo: caps.root().display().to_string(),
-        settings: loaded.settings,
+        repo: root.display().to_string(),
+        settings: loaded.settings.clone(),
         notes: loaded.notes,
     };
-    runtime::run(runtime::DEFAULT_POLICY, &event, caps).map(Some)
+    let state_dir = settings::state_dir();
+    let caps = |namespace: Option<&str>| {
+        Capabilities::new(
+            root.clone(),
+            &input.session_id,
+            loaded.settings.clone(),
+            &state_dir,
+            namespace,
+        )
+    };
+    // The host shows its own notes: no policy can hide them.
+    decide(&policy, &event, caps).map(|d| Some(d.with_notes(&event.notes)))
+}
+
+/// Runs `policy`; when a custom policy fails, the default decides instead
+/// and the user is told, so a broken module never leaves the repository
+/// less protected than the default does.
+pub fn decide<'a>(
+    policy: &Policy,
+    event: &Event,
+    caps: impl Fn(Option<&str>) -> Capabilities + 'a,
+) -> Result<Decision> {
+    if policy.is_default() {
+        return runtime::run(runtime::DEFAULT_POLICY, event, caps(None));
+    }
+    let mut notes = Vec::new();
+    if event.kind == EventKind::SessionStart {
+        // The default keeps its own baseline, so that a fallback is exact.
+        if let Err(e) = runtime::run(runtime::DEFAULT_POLICY, event, caps(None)) {
+            notes.push(format!(
+                "prove-it: the default policy could not record its baseline: {e:#}"
+            ));
+        }
+    }
+    match runtime::run(&policy.bytes, event, caps(policy.namespace())) {
+        Ok(decision) => Ok(decision.with_notes(&notes)),
+        Err(e) => {
+            notes.push(format!(
+                "prove-it: the policy {} failed: {e:#}. The default policy decided instead; check the module with `prove-it policy check`.",
+                policy.label
+            ));
+            let fallback = runtime::run(runtime::DEFAULT_POLICY, event, caps(None))?;
+            Ok(fallback.with_notes(&notes))
+        }
+    }
 }

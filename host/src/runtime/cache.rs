@@ -1,9 +1,12 @@
 //! The compiled-module cache: compiling a policy costs a few hundred
 //! milliseconds, loading a compiled one about one. Entries live in
 //! `<cache dir>/modules/<key>.cwasm`, keyed by the module's content and the
-//! engine's compatibility hash, written through a temp file and a rename.
-//! An entry that does not load is rebuilt; failing to write one only costs
-//! speed.
+//! engine's compatibility hash, each with a `<key>.b3` holding the blake3 of
+//! the entry. Both are written through a temp file and a rename.
+//!
+//! An entry is trusted only when its checksum matches, so a truncated or
+//! damaged entry (or one caught half-replaced by a concurrent writer) is
+//! rebuilt, never loaded. Failing to write an entry only costs speed.
 
 use anyhow::{Result, anyhow};
 use std::hash::{Hash, Hasher};
@@ -12,28 +15,29 @@ use wasmtime::{Engine, Module};
 
 pub fn load(engine: &Engine, wasm: &[u8]) -> Result<Module> {
     let path = entry(&crate::settings::cache_dir(), engine, wasm);
-    if path.is_file() {
-        // SAFETY: the file is one we wrote with `Module::serialize` into a
-        // 0700 directory of the user's own; wasmtime checks its header and
-        // engine compatibility, and anything it refuses is rebuilt below.
-        match unsafe { Module::deserialize_file(engine, &path) } {
-            Ok(module) => return Ok(module),
-            Err(_) => {
-                let _ = std::fs::remove_file(&path);
-            }
+    let sum = path.with_extension("b3");
+    if let (Ok(bytes), Ok(expected)) = (std::fs::read(&path), std::fs::read_to_string(&sum))
+        && blake3::hash(&bytes).to_hex().as_str() == expected.trim()
+    {
+        // SAFETY: these are the exact bytes `Module::serialize` wrote for
+        // this engine (the checksum proves it), in the user's own 0700
+        // cache; wasmtime still checks the header and engine compatibility.
+        if let Ok(module) = unsafe { Module::deserialize(engine, &bytes) } {
+            return Ok(module);
         }
     }
     let module = Module::new(engine, wasm)
         .map_err(|e| anyhow!("the policy is not a valid wasm module: {e}"))?;
     if let Ok(bytes) = module.serialize() {
-        let _ = store(&path, &bytes);
+        let _ = store(&path, &sum, &bytes);
     }
     Ok(module)
 }
 
-fn store(path: &Path, bytes: &[u8]) -> Result<()> {
+fn store(path: &Path, sum: &Path, bytes: &[u8]) -> Result<()> {
     crate::capability::state::private_dir(path.parent().expect("entries live in a directory"))?;
-    crate::capability::state::write_atomic(path, bytes)
+    crate::capability::state::write_atomic(path, bytes)?;
+    crate::capability::state::write_atomic(sum, blake3::hash(bytes).to_hex().as_bytes())
 }
 
 fn entry(dir: &Path, engine: &Engine, wasm: &[u8]) -> PathBuf {

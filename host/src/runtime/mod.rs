@@ -19,6 +19,9 @@ use wasmtime_wasi::p2::pipe::MemoryOutputPipe;
 /// The default policy, built from `gate-wasm/` for `wasm32-wasip1` by build.rs.
 pub const DEFAULT_POLICY: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/prove_it_gate.wasm"));
 
+/// The `strict` policy, built from `policies/strict/` by build.rs.
+pub const STRICT_POLICY: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/prove_it_strict.wasm"));
+
 /// Instructions (roughly) a policy may run per event; the default policy
 /// needs a few million. A spinning module is stopped in well under a second.
 pub const FUEL: u64 = 200_000_000;
@@ -34,8 +37,64 @@ const STDERR_BYTES: usize = 16 << 10;
 /// What the store holds for one run.
 pub struct StoreData<H> {
     wasi: WasiP1Ctx,
-    limits: StoreLimits,
+    limits: Limits,
     host: H,
+}
+
+/// Caps a policy's memory at [`MEMORY_BYTES`]: growing past it stops the
+/// module with [`MemoryCap`] (a module left to handle a failed grow itself
+/// could turn it into anything), and the rest is wasmtime's `StoreLimits`.
+struct Limits(StoreLimits);
+
+/// The error that stops a module growing past [`MEMORY_BYTES`].
+#[derive(Debug)]
+struct MemoryCap(usize);
+
+impl std::fmt::Display for MemoryCap {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "the policy tried to grow its memory to {} MiB",
+            self.0 >> 20
+        )
+    }
+}
+
+impl std::error::Error for MemoryCap {}
+
+impl wasmtime::ResourceLimiter for Limits {
+    fn memory_growing(
+        &mut self,
+        current: usize,
+        desired: usize,
+        maximum: Option<usize>,
+    ) -> wasmtime::Result<bool> {
+        if desired > MEMORY_BYTES {
+            return Err(wasmtime::Error::new(MemoryCap(desired)));
+        }
+        self.0.memory_growing(current, desired, maximum)
+    }
+
+    fn table_growing(
+        &mut self,
+        current: usize,
+        desired: usize,
+        maximum: Option<usize>,
+    ) -> wasmtime::Result<bool> {
+        self.0.table_growing(current, desired, maximum)
+    }
+
+    fn instances(&self) -> usize {
+        self.0.instances()
+    }
+
+    fn tables(&self) -> usize {
+        self.0.tables()
+    }
+
+    fn memories(&self) -> usize {
+        self.0.memories()
+    }
 }
 
 /// Runs `module` (wasm bytes) on `event` with `host` as its capabilities.
@@ -52,12 +111,13 @@ pub fn run<H: Host + Send + 'static>(module: &[u8], event: &Event, host: H) -> R
         .wall_clock(Frozen)
         .monotonic_clock(Frozen)
         .build_p1();
-    let limits = StoreLimitsBuilder::new()
-        .memory_size(MEMORY_BYTES)
-        .instances(1)
-        .tables(4)
-        .memories(1)
-        .build();
+    let limits = Limits(
+        StoreLimitsBuilder::new()
+            .instances(1)
+            .tables(4)
+            .memories(1)
+            .build(),
+    );
     let mut store = Store::new(&engine, StoreData { wasi, limits, host });
     store.limiter(|data| &mut data.limits);
     store.set_fuel(FUEL).map_err(wasm)?;
@@ -65,17 +125,30 @@ pub fn run<H: Host + Send + 'static>(module: &[u8], event: &Event, host: H) -> R
     call(&linker, &mut store, &module, event).map_err(|e| with_stderr(e, &stderr))
 }
 
-/// Loads `module` (from the cache when it can) and checks its ABI version,
-/// without deciding anything: for `prove-it doctor`.
-pub fn check(module: &[u8]) -> Result<()> {
+/// What a module imports and exports, as `module.name`.
+pub struct ModuleInfo {
+    pub imports: Vec<String>,
+    pub exports: Vec<String>,
+}
+
+/// Loads `module` (from the cache when it can), links it and checks its ABI
+/// version, without deciding anything: for `doctor` and `policy check`.
+pub fn check(module: &[u8]) -> Result<ModuleInfo> {
     let engine = engine()?;
     let module = cache::load(&engine, module)?;
+    let info = ModuleInfo {
+        imports: module
+            .imports()
+            .map(|i| format!("{}.{}", i.module(), i.name()))
+            .collect(),
+        exports: module.exports().map(|e| e.name().to_string()).collect(),
+    };
     let mut linker: Linker<StoreData<Unavailable>> = Linker::new(&engine);
     wasmtime_wasi::p1::add_to_linker_sync(&mut linker, |data| &mut data.wasi).map_err(wasm)?;
     link::add_to_linker(&mut linker)?;
     let data = StoreData {
         wasi: WasiCtxBuilder::new().build_p1(),
-        limits: StoreLimits::default(),
+        limits: Limits(StoreLimits::default()),
         host: Unavailable,
     };
     let mut store = Store::new(&engine, data);
@@ -91,7 +164,7 @@ pub fn check(module: &[u8]) -> Result<()> {
     if version != ABI_VERSION {
         bail!("the policy is built for ABI {version}, this prove-it speaks ABI {ABI_VERSION}");
     }
-    Ok(())
+    Ok(info)
 }
 
 /// A host that grants nothing (for loading a policy without running it).
@@ -205,6 +278,12 @@ fn read_decision<T>(memory: &Memory, store: &Store<T>, ptr: u32, len: u32) -> Re
 
 /// Names what went wrong inside the module in words a user can act on.
 fn wasm(error: wasmtime::Error) -> anyhow::Error {
+    if let Some(cap) = error.downcast_ref::<MemoryCap>() {
+        return anyhow!(
+            "{cap}; the limit is {} MiB of memory, so it was stopped",
+            MEMORY_BYTES >> 20
+        );
+    }
     match error.downcast_ref::<Trap>() {
         Some(Trap::OutOfFuel) => {
             anyhow!("the policy ran out of fuel ({FUEL} units) and was stopped")

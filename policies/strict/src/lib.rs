@@ -1,0 +1,18 @@
+//! The `strict` policy (`PROVE_IT_POLICY=strict`): every rule of the default
+//! policy, and one more: a turn cannot end through a `verify.sh` that changed
+//! or appeared during the session. The agent must restore it (or the person
+//! changes it). For repositories where the checks are never the agent's task.
+//!
+//! It is also the smallest example of a custom policy: a `cdylib` whose
+//! decide function goes through `prove_it_gate::policy_module!`.
+
+use prove_it_gate::abi::{Decision, Event, Host};
+use prove_it_gate::policy::{Rules, decide_with};
+
+/// The strict policy's decision.
+pub fn decide(event: &Event, host: &mut impl Host) -> Decision {
+    decide_with(event, host, Rules::STRICT)
+}
+
+#[cfg(target_arch = "wasm32")]
+prove_it_gate::policy_module!(decide);

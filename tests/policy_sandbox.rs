@@ -1,0 +1,414 @@
+//! Custom policies and the sandbox around them: adversarial modules (WAT)
+//! are contained, named in a message the user sees, and the default policy
+//! still decides; the policy is pinned at session start; the module cache
+//! survives damage and concurrent writers.
+
+use crate::util::{BIN, Repo, Sandbox, files_under, git_env};
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+/// A minimal policy in WAT: the ABI exports, a bump allocator, and
+/// `prove_it_decide` doing `body` (which must leave an i64 on the stack).
+/// `extra` adds module fields (imports, functions).
+fn module(abi: i32, body: &str, extra: &str) -> Vec<u8> {
+    let text = format!(
+        r#"(module
+  {extra}
+  (memory (export "memory") 1)
+  (global $next (mut i32) (i32.const 4096))
+  (func (export "prove_it_abi_version") (result i32) (i32.const {abi}))
+  (func (export "prove_it_alloc") (param $len i32) (result i32)
+    (local $p i32)
+    (local.set $p (global.get $next))
+    (global.set $next (i32.add (global.get $next) (local.get $len)))
+    (if (i32.gt_u (global.get $next) (i32.mul (memory.size) (i32.const 65536)))
+      (then (drop (memory.grow (i32.add (i32.div_u (global.get $next) (i32.const 65536)) (i32.const 1))))))
+    (local.get $p))
+  (func $decide (export "prove_it_decide") (param i32 i32) (result i64) {body})
+  (data (i32.const 16) "{{\"action\":\"block\",\"reason\":\"custom policy says no\"}}")
+)"#
+    );
+    wat::parse_str(&text).unwrap_or_else(|e| panic!("bad WAT: {e}\n{text}"))
+}
+
+/// Returns the decision in the data segment (at 16, 51 bytes).
+const BLOCKS: &str = "(i64.or (i64.shl (i64.const 16) (i64.const 32)) (i64.const 51))";
+
+fn with_reason(reason: &str) -> Vec<u8> {
+    let json = format!("{{\"action\":\"block\",\"reason\":\"{reason}\"}}");
+    let text = format!(
+        r#"(module
+  (memory (export "memory") 1)
+  (global $next (mut i32) (i32.const 4096))
+  (func (export "prove_it_abi_version") (result i32) (i32.const 1))
+  (func (export "prove_it_alloc") (param $len i32) (result i32)
+    (local $p i32) (local.set $p (global.get $next))
+    (global.set $next (i32.add (global.get $next) (local.get $len))) (local.get $p))
+  (func (export "prove_it_decide") (param i32 i32) (result i64)
+    (i64.or (i64.shl (i64.const 16) (i64.const 32)) (i64.const {len})))
+  (data (i32.const 16) "{escaped}")
+)"#,
+        len = json.len(),
+        escaped = json.replace('"', "\\\"")
+    );
+    wat::parse_str(&text).expect("WAT")
+}
+
+/// A failing repo, a session started under the policy at `policy`, and work.
+fn gated_repo(sb: &Sandbox) -> Repo {
+    let repo = sb.repo("r");
+    repo.arm_counting();
+    repo
+}
+
+fn write_module(sb: &Sandbox, name: &str, bytes: &[u8]) -> PathBuf {
+    let path = sb.tmp.path().join(name);
+    std::fs::write(&path, bytes).expect("write module");
+    path
+}
+
+/// Each broken module: contained, named, and the default still blocks.
+#[test]
+fn adversarial_modules_are_contained_named_and_never_a_silent_pass() {
+    let cases: Vec<(&str, Vec<u8>, &str)> = vec![
+        ("traps", module(1, "unreachable", ""), "trapped"),
+        (
+            "spins",
+            module(1, "(loop $l (br $l)) (i64.const 0)", ""),
+            "ran out of fuel",
+        ),
+        (
+            "eats memory",
+            module(
+                1,
+                "(loop $l (br_if $l (i32.ne (memory.grow (i32.const 64)) (i32.const -1)))) (i64.const 0)",
+                "",
+            ),
+            "MiB of memory",
+        ),
+        (
+            "recurses",
+            module(1, "(call $decide (local.get 0) (local.get 1))", ""),
+            "stack",
+        ),
+        (
+            "imports what the host does not offer",
+            module(1, BLOCKS, r#"(import "prove_it" "launch_missiles" (func))"#),
+            "launch_missiles",
+        ),
+        ("has the wrong ABI", module(99, BLOCKS, ""), "ABI 99"),
+        (
+            "is not wasm",
+            b"#!/bin/sh\necho not a module\n".to_vec(),
+            "not a valid wasm module",
+        ),
+        (
+            "answers with garbage",
+            module(
+                1,
+                "(i64.or (i64.shl (i64.const 0) (i64.const 32)) (i64.const 8))",
+                "",
+            ),
+            "not valid JSON",
+        ),
+        (
+            "answers with more than the cap",
+            module(
+                1,
+                "(i64.or (i64.shl (i64.const 0) (i64.const 32)) (i64.const 50000000))",
+                "",
+            ),
+            "limit",
+        ),
+    ];
+    for (what, bytes, named) in cases {
+        let mut sb = Sandbox::new();
+        let path = write_module(&sb, "policy.wasm", &bytes);
+        sb.set("PROVE_IT_POLICY", path.to_str().expect("utf-8"));
+        let repo = gated_repo(&sb);
+        repo.start("s");
+        repo.write("broken", "x");
+        let began = Instant::now();
+        let out = repo.stop("s", false);
+        let took = began.elapsed();
+        // The default policy still protects the repository...
+        out.assert_blocked_with("1 failed, 41 passed");
+        // ...and the user is told which module failed, and how.
+        let message = out.message();
+        assert!(
+            message.contains(named),
+            "a module that {what}: message lacks {named:?}\n{out}"
+        );
+        assert!(
+            message.contains("default policy decided instead"),
+            "{what}\n{out}"
+        );
+        assert!(
+            took < Duration::from_secs(5),
+            "a module that {what} took {took:?}"
+        );
+    }
+}
+
+#[test]
+fn a_spinning_module_is_stopped_in_well_under_a_second() {
+    let mut sb = Sandbox::new();
+    let path = write_module(
+        &sb,
+        "spin.wasm",
+        &module(1, "(loop $l (br $l)) (i64.const 0)", ""),
+    );
+    sb.set("PROVE_IT_POLICY", path.to_str().expect("utf-8"));
+    let repo = gated_repo(&sb);
+    repo.start("s");
+    repo.write("broken", "x");
+    // Warm the module cache, then time one stop (fuel, not a timer, stops it).
+    repo.stop("s", false);
+    let began = Instant::now();
+    repo.stop("s", true).assert_blocked_with("attempt 2 of 3");
+    let took = began.elapsed();
+    assert!(took < Duration::from_millis(900), "took {took:?}");
+}
+
+#[test]
+fn a_custom_policy_decides_and_is_pinned_for_the_session() {
+    let mut sb = Sandbox::new();
+    let path = write_module(&sb, "policy.wasm", &with_reason("policy A says no"));
+    sb.set("PROVE_IT_POLICY", path.to_str().expect("utf-8"));
+    let repo = gated_repo(&sb);
+    repo.start("s");
+    repo.write("work.txt", "x");
+    repo.stop("s", false)
+        .assert_blocked_with("policy A says no");
+
+    // The agent swaps the module mid-session: the session keeps A, and the
+    // user is told.
+    std::fs::write(&path, with_reason("policy B says yes")).expect("swap");
+    let out = repo.stop("s", false);
+    out.assert_blocked_with("policy A says no");
+    assert!(
+        out.message().contains("changed since this session started"),
+        "{out}"
+    );
+    // ...and removing it does not disarm the session either.
+    std::fs::remove_file(&path).expect("rm");
+    repo.stop("s", false)
+        .assert_blocked_with("policy A says no");
+
+    // A new session takes the new choice.
+    std::fs::write(&path, with_reason("policy B says no")).expect("write");
+    repo.start("s2");
+    repo.write("work.txt", "y");
+    repo.stop("s2", false)
+        .assert_blocked_with("policy B says no");
+}
+
+#[test]
+fn the_repository_can_choose_its_policy() {
+    let sb = Sandbox::new();
+    let repo = gated_repo(&sb);
+    repo.write(".prove-it/placeholder", "");
+    std::fs::write(
+        repo.path(".prove-it/policy.wasm"),
+        with_reason("the repo's policy says no"),
+    )
+    .expect("write");
+    repo.commit("policy");
+    repo.start("s");
+    repo.write("work.txt", "x");
+    repo.stop("s", false)
+        .assert_blocked_with("the repo's policy says no");
+}
+
+#[test]
+fn an_unreadable_policy_path_falls_back_to_the_default_and_says_so() {
+    let mut sb = Sandbox::new();
+    sb.set("PROVE_IT_POLICY", "/nowhere/policy.wasm");
+    let repo = gated_repo(&sb);
+    repo.start("s");
+    repo.write("broken", "x");
+    let out = repo.stop("s", false);
+    out.assert_blocked_with("1 failed");
+    assert!(
+        out.message().contains("/nowhere/policy.wasm") && out.message().contains("default policy"),
+        "{out}"
+    );
+}
+
+#[test]
+fn the_strict_policy_refuses_a_pass_through_a_changed_verify_sh() {
+    for (policy, blocked) in [("strict", true), ("default", false)] {
+        let mut sb = Sandbox::new();
+        sb.set("PROVE_IT_POLICY", policy);
+        let repo = gated_repo(&sb);
+        repo.start("s");
+        repo.write("verify.sh", "#!/bin/sh\nexit 0\n");
+        let out = repo.stop("s", false);
+        assert_eq!(out.blocked(), blocked, "{policy}\n{out}");
+        if blocked {
+            out.assert_blocked_with("git checkout HEAD -- verify.sh");
+            // Restored: it passes like the default.
+            repo.git(&["checkout", "HEAD", "--", "verify.sh"]);
+            repo.write("feature.txt", "real work");
+            repo.stop("s", true).assert_quiet();
+        } else {
+            assert!(out.message().contains("git diff -- verify.sh"), "{out}");
+        }
+    }
+}
+
+fn cache_entries(dir: &Path) -> Vec<PathBuf> {
+    files_under(dir)
+        .into_iter()
+        .filter(|f| f.ends_with(".cwasm"))
+        .map(|f| dir.join(f))
+        .collect()
+}
+
+/// A stop in a fresh repo with its own cache dir (so the cache starts empty).
+fn stop_with_cache(cache: &Path) -> crate::util::Outcome {
+    let mut sb = Sandbox::new();
+    sb.set("PROVE_IT_CACHE_DIR", cache.to_str().expect("utf-8"));
+    let repo = gated_repo(&sb);
+    repo.start("s");
+    repo.write("broken", "x");
+    repo.stop("s", false)
+}
+
+#[test]
+fn the_module_cache_survives_a_truncated_or_damaged_entry() {
+    let cache = tempfile::tempdir().expect("tmp");
+    stop_with_cache(cache.path()).assert_blocked_with("1 failed");
+    let entries = cache_entries(cache.path());
+    assert_eq!(entries.len(), 1, "one compiled entry");
+    let entry = &entries[0];
+    let whole = std::fs::read(entry).expect("read");
+
+    // Truncated.
+    std::fs::write(entry, &whole[..whole.len() / 2]).expect("truncate");
+    stop_with_cache(cache.path()).assert_blocked_with("1 failed");
+    assert_eq!(
+        std::fs::read(entry).expect("read").len(),
+        whole.len(),
+        "rebuilt"
+    );
+
+    // Same length, one byte flipped in the middle.
+    let mut damaged = whole.clone();
+    let middle = damaged.len() / 2;
+    damaged[middle] ^= 0xff;
+    std::fs::write(entry, &damaged).expect("damage");
+    stop_with_cache(cache.path()).assert_blocked_with("1 failed");
+    assert_eq!(
+        std::fs::read(entry).expect("read"),
+        whole,
+        "rebuilt, not trusted"
+    );
+}
+
+#[test]
+fn two_processes_filling_the_cache_at_once_both_work() {
+    let cache = tempfile::tempdir().expect("tmp");
+    for _ in 0..3 {
+        let _ = std::fs::remove_dir_all(cache.path().join("modules"));
+        let (a, b) = std::thread::scope(|s| {
+            let a = s.spawn(|| stop_with_cache(cache.path()));
+            let b = s.spawn(|| stop_with_cache(cache.path()));
+            (a.join().expect("a"), b.join().expect("b"))
+        });
+        a.assert_blocked_with("1 failed");
+        b.assert_blocked_with("1 failed");
+    }
+    let leftovers: Vec<String> = files_under(cache.path())
+        .into_iter()
+        .filter(|f| !f.ends_with(".cwasm") && !f.ends_with(".b3"))
+        .collect();
+    assert!(
+        leftovers.is_empty(),
+        "temp files left behind: {leftovers:?}"
+    );
+}
+
+fn prove_it(dir: &Path, args: &[&str]) -> std::process::Output {
+    let mut cmd = Command::new(BIN);
+    cmd.args(args).current_dir(dir);
+    git_env(&mut cmd).output().expect("prove-it runs")
+}
+
+fn text(out: &std::process::Output) -> String {
+    format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    )
+}
+
+#[test]
+fn policy_check_accepts_the_shipped_policies_and_says_why_it_refuses_others() {
+    let sb = Sandbox::new();
+    for builtin in ["default", "strict"] {
+        let out = prove_it(sb.tmp.path(), &["policy", "check", builtin]);
+        assert!(out.status.success(), "{}", text(&out));
+        assert!(text(&out).contains("prove_it.run_verify"), "{}", text(&out));
+    }
+    let bad = write_module(&sb, "old.wasm", &module(99, BLOCKS, ""));
+    let out = prove_it(
+        sb.tmp.path(),
+        &["policy", "check", bad.to_str().expect("utf-8")],
+    );
+    assert_eq!(out.status.code(), Some(1));
+    assert!(text(&out).contains("ABI 99"), "{}", text(&out));
+}
+
+#[test]
+fn policy_new_builds_into_a_module_that_checks_and_runs() {
+    let sb = Sandbox::new();
+    let gate = crate::claude::workspace().join("gate-wasm");
+    let out = prove_it(
+        sb.tmp.path(),
+        &[
+            "policy",
+            "new",
+            "my-policy",
+            "--gate-path",
+            gate.to_str().expect("utf-8"),
+        ],
+    );
+    assert!(out.status.success(), "{}", text(&out));
+    let crate_dir = sb.tmp.path().join("my-policy");
+    // Build it as an author would (its own target dir, offline is enough
+    // once the workspace's dependencies are fetched).
+    let build = Command::new(env!("CARGO"))
+        .args(["build", "--release", "--target", "wasm32-wasip1", "--quiet"])
+        .current_dir(&crate_dir)
+        .env_remove("CARGO_TARGET_DIR")
+        .env_remove("RUSTFLAGS")
+        .env_remove("CARGO_ENCODED_RUSTFLAGS")
+        .output()
+        .expect("cargo");
+    assert!(
+        build.status.success(),
+        "the new policy does not build:\n{}",
+        text(&build)
+    );
+    let wasm = crate_dir.join("target/wasm32-wasip1/release/my_policy.wasm");
+    let out = prove_it(
+        sb.tmp.path(),
+        &["policy", "check", wasm.to_str().expect("utf-8")],
+    );
+    assert!(out.status.success(), "{}", text(&out));
+
+    let repo = gated_repo(&sb);
+    repo.write("broken", "x");
+    let mut cmd = Command::new(BIN);
+    cmd.args(["policy", "run", wasm.to_str().expect("utf-8")])
+        .current_dir(&repo.root);
+    let out = git_env(&mut cmd).envs(&repo.env).output().expect("run");
+    assert!(out.status.success(), "{}", text(&out));
+    assert!(
+        text(&out).contains("\"decision\":\"block\""),
+        "{}",
+        text(&out)
+    );
+}
