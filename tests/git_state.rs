@@ -231,3 +231,41 @@ fn changing_repo_a_does_not_gate_repo_b() {
     b.stop("s", false).assert_quiet();
     assert_eq!(b.runs(), 0);
 }
+
+/// Sets `path`'s mtime to `ago` in the past (as `touch -d` does).
+fn age(path: &std::path::Path, ago: &str) {
+    let ok = std::process::Command::new("touch")
+        .args(["-d", ago])
+        .arg(path)
+        .status()
+        .expect("touch")
+        .success();
+    assert!(ok);
+}
+
+/// Big files' hashes are remembered between stops (so an unchanged 50 MB
+/// file is not read at every stop), but never at the cost of a change.
+#[test]
+fn a_remembered_big_file_hash_never_hides_an_edit() {
+    let sb = Sandbox::new();
+    let repo = sb.repo("r");
+    repo.arm_counting();
+    repo.write("broken", "x");
+    repo.commit("failing");
+    let big = repo.path("big.bin");
+    std::fs::write(&big, vec![b'a'; 2 << 20]).expect("write");
+    age(&big, "1 hour ago");
+    repo.start("s");
+    repo.stop("s", false).assert_quiet();
+    let cache = crate::util::files_under(&sb.state_dir())
+        .into_iter()
+        .find(|f| f.ends_with("hashes.json"))
+        .expect("the big file's hash is remembered");
+    let text = std::fs::read_to_string(sb.state_dir().join(cache)).expect("read");
+    assert!(text.contains("big.bin"), "{text}");
+
+    // Same size, new content, an mtime that is old again: still work.
+    std::fs::write(&big, vec![b'b'; 2 << 20]).expect("write");
+    age(&big, "2 hours ago");
+    repo.stop("s", false).assert_blocked_with("1 failed");
+}

@@ -77,8 +77,9 @@ pub fn verify_facts(root: &Path) -> Result<VerifyFacts> {
     })
 }
 
-/// HEAD and the fingerprint of the whole tree state.
-pub fn tree_state(root: &Path) -> Result<TreeState> {
+/// HEAD and the fingerprint of the whole tree state. `hashes` remembers
+/// the content hashes of big changed files between stops.
+pub fn tree_state(root: &Path, hashes: &mut HashCache) -> Result<TreeState> {
     let repo = open(root)?;
     let head = repo.head().context("cannot read HEAD")?;
     // Both the commit and the branch name: switching branches is a change.
@@ -97,7 +98,7 @@ pub fn tree_state(root: &Path) -> Result<TreeState> {
         match item {
             gix::status::Item::TreeIndex(change) => records.push(staged(&change)),
             gix::status::Item::IndexWorktree(item) => {
-                if let Some(record) = unstaged(root, item)? {
+                if let Some(record) = unstaged(root, item, hashes)? {
                     records.push(record);
                 }
             }
@@ -159,7 +160,11 @@ fn staged(change: &gix::diff::index::Change) -> (BString, String) {
 }
 
 /// A difference between the index and the work tree, or an untracked path.
-fn unstaged(root: &Path, item: WorktreeItem) -> Result<Option<(BString, String)>> {
+fn unstaged(
+    root: &Path,
+    item: WorktreeItem,
+    hashes: &mut HashCache,
+) -> Result<Option<(BString, String)>> {
     match item {
         WorktreeItem::Modification {
             rela_path, status, ..
@@ -180,26 +185,35 @@ fn unstaged(root: &Path, item: WorktreeItem) -> Result<Option<(BString, String)>
                         .collect::<Vec<_>>()
                         .join(",")
                 ),
-                EntryStatus::Conflict { .. } => format!("conflict {}", on_disk(root, &rela_path)?),
-                EntryStatus::IntentToAdd => format!("intent-to-add {}", on_disk(root, &rela_path)?),
-                EntryStatus::Change(_) => format!("modified {}", on_disk(root, &rela_path)?),
+                EntryStatus::Conflict { .. } => {
+                    format!("conflict {}", on_disk(root, &rela_path, hashes)?)
+                }
+                EntryStatus::IntentToAdd => {
+                    format!("intent-to-add {}", on_disk(root, &rela_path, hashes)?)
+                }
+                EntryStatus::Change(_) => {
+                    format!("modified {}", on_disk(root, &rela_path, hashes)?)
+                }
             };
             Ok(Some((rela_path, what)))
         }
         WorktreeItem::DirectoryContents { entry, .. } => {
-            let what = format!("untracked {}", on_disk(root, &entry.rela_path)?);
+            let what = format!("untracked {}", on_disk(root, &entry.rela_path, hashes)?);
             Ok(Some((entry.rela_path, what)))
         }
         WorktreeItem::Rewrite { dirwalk_entry, .. } => {
             // Rename tracking is off, so this does not happen; stay exact anyway.
-            let what = format!("untracked {}", on_disk(root, &dirwalk_entry.rela_path)?);
+            let what = format!(
+                "untracked {}",
+                on_disk(root, &dirwalk_entry.rela_path, hashes)?
+            );
             Ok(Some((dirwalk_entry.rela_path, what)))
         }
     }
 }
 
 /// What is at `rela_path` on disk: kind, exec bit, content or link target.
-fn on_disk(root: &Path, rela_path: &BString) -> Result<String> {
+fn on_disk(root: &Path, rela_path: &BString, hashes: &mut HashCache) -> Result<String> {
     let path = root.join(std::ffi::OsStr::from_bytes(rela_path));
     let meta = match std::fs::symlink_metadata(&path) {
         Ok(meta) => meta,
@@ -230,7 +244,7 @@ fn on_disk(root: &Path, rela_path: &BString) -> Result<String> {
     } else {
         "-"
     };
-    Ok(format!("file {exec} {}", hash_file(&path)?))
+    Ok(format!("file {exec} {}", hashes.hash(&path, &meta)?))
 }
 
 /// Content hash of a file, read in chunks (memory stays flat for big files).
@@ -249,4 +263,85 @@ pub fn hash_file(path: &Path) -> Result<String> {
         hasher.update(&buf[..n]);
     }
     Ok(hasher.finalize().to_hex().to_string())
+}
+
+/// Content hashes of big files, remembered by their stat data so that an
+/// unchanged 50 MB file is not read again at every stop. Saved per work
+/// tree in the state dir; losing it only costs time.
+#[derive(Default, serde::Serialize, serde::Deserialize)]
+pub struct HashCache {
+    entries: std::collections::HashMap<PathBuf, Stamped>,
+    #[serde(skip)]
+    used: std::collections::HashMap<PathBuf, Stamped>,
+    #[serde(skip)]
+    changed: bool,
+}
+
+#[derive(Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+struct Stamped {
+    stat: [i64; 6],
+    hash: String,
+}
+
+impl HashCache {
+    /// Files smaller than this are hashed every time (cheaper than a lookup
+    /// is worth remembering).
+    const MIN_BYTES: u64 = 1 << 20;
+
+    pub fn load(path: &Path) -> Self {
+        std::fs::read(path)
+            .ok()
+            .and_then(|b| serde_json::from_slice(&b).ok())
+            .unwrap_or_default()
+    }
+
+    /// Saves what this run used (entries for files no longer changed drop
+    /// out), if anything changed.
+    pub fn save(self, path: &Path) -> Result<()> {
+        if !self.changed && self.used.len() == self.entries.len() {
+            return Ok(());
+        }
+        let kept = HashCache {
+            entries: self.used,
+            ..HashCache::default()
+        };
+        super::state::write_atomic(path, &serde_json::to_vec(&kept)?)
+    }
+
+    fn hash(&mut self, path: &Path, meta: &std::fs::Metadata) -> Result<String> {
+        use std::os::unix::fs::MetadataExt;
+        if meta.len() < Self::MIN_BYTES {
+            return hash_file(path);
+        }
+        let stat = [
+            meta.size() as i64,
+            meta.mtime(),
+            meta.mtime_nsec(),
+            meta.ctime(),
+            meta.ctime_nsec(),
+            meta.ino() as i64,
+        ];
+        if let Some(known) = self.entries.get(path).filter(|e| e.stat == stat) {
+            self.used.insert(path.to_path_buf(), known.clone());
+            return Ok(known.hash.clone());
+        }
+        let hash = hash_file(path)?;
+        // Racy-git rule: a file modified within the last two seconds could
+        // change again without its stat data changing; do not remember it.
+        let settled = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|now| now.as_secs() as i64 > meta.mtime() + 2)
+            .unwrap_or(false);
+        if settled {
+            self.used.insert(
+                path.to_path_buf(),
+                Stamped {
+                    stat,
+                    hash: hash.clone(),
+                },
+            );
+            self.changed = true;
+        }
+        Ok(hash)
+    }
 }

@@ -11,6 +11,11 @@ use std::path::{Path, PathBuf};
 
 pub const LEDGER_FILE: &str = "ledger.jsonl";
 
+/// A policy writes the claim and the lines; a row stays a row.
+const CLAIM_CHARS: usize = 2_000;
+const ACTUAL_LINES: usize = 20;
+const LINE_CHARS: usize = 400;
+
 /// One row as written: the policy's entry plus what only the host knows.
 #[derive(Serialize)]
 struct Row<'a> {
@@ -29,13 +34,20 @@ pub fn path(dir: &Path) -> PathBuf {
 /// Appends one row for `entry` caught in the work tree `root`.
 pub fn append(dir: &Path, root: &Path, entry: &LedgerEntry) -> Result<()> {
     super::state::private_dir(dir)?;
+    let claim = cut(&entry.claim, CLAIM_CHARS);
+    let actual: Vec<String> = entry
+        .actual
+        .iter()
+        .take(ACTUAL_LINES)
+        .map(|l| cut(l, LINE_CHARS))
+        .collect();
     let row = Row {
         ts: humantime::format_rfc3339_seconds(std::time::SystemTime::now()).to_string(),
         repo: &root.to_string_lossy(),
         exit_code: entry.exit_code,
-        claim: &entry.claim,
-        evidence_demanded: &entry.evidence_demanded,
-        actual: &entry.actual,
+        claim: &claim,
+        evidence_demanded: &cut(&entry.evidence_demanded, LINE_CHARS),
+        actual: &actual,
     };
     let mut line = serde_json::to_vec(&row).context("cannot encode a ledger row")?;
     line.push(b'\n');
@@ -49,4 +61,11 @@ pub fn append(dir: &Path, root: &Path, entry: &LedgerEntry) -> Result<()> {
     // One write of the whole line: O_APPEND keeps rows from two sessions whole.
     file.write_all(&line)
         .with_context(|| format!("cannot append to the ledger `{}`", path.display()))
+}
+
+fn cut(text: &str, chars: usize) -> String {
+    match text.char_indices().nth(chars) {
+        Some((end, _)) => format!("{}…", &text[..end]),
+        None => text.to_string(),
+    }
 }

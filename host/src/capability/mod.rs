@@ -51,7 +51,15 @@ fn reply<T>(result: anyhow::Result<T>) -> Reply<T> {
 
 impl Host for Capabilities {
     fn tree_state(&mut self) -> Reply<TreeState> {
-        reply(git::tree_state(&self.root))
+        let file = self.state.hash_cache_file();
+        let mut hashes = git::HashCache::load(&file);
+        let state = git::tree_state(&self.root, &mut hashes);
+        if state.is_ok() {
+            // Only a speed-up: a cache that cannot be saved (say, before
+            // the repo's state dir exists) is not an error.
+            let _ = hashes.save(&file);
+        }
+        reply(state)
     }
     fn verify_facts(&mut self) -> Reply<VerifyFacts> {
         reply(git::verify_facts(&self.root))

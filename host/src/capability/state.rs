@@ -42,6 +42,11 @@ impl StateStore {
         }
     }
 
+    /// Where big files' content hashes are remembered for this work tree.
+    pub fn hash_cache_file(&self) -> PathBuf {
+        self.repo_dir.join("hashes.json")
+    }
+
     pub fn read_session(&self) -> Result<SessionRead> {
         let bytes = match std::fs::read(&self.session_file) {
             Ok(bytes) => bytes,

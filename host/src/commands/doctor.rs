@@ -61,7 +61,7 @@ pub fn execute(dir: &Path) -> Result<ExitCode> {
             "not inside a git repository: run `git init` (the gate judges git state)",
         ),
         Some(root) => {
-            match git::tree_state(&root) {
+            match git::tree_state(&root, &mut git::HashCache::default()) {
                 Ok(_) => report.row(
                     Mark::Ok,
                     "repository",

@@ -63,10 +63,12 @@ where
                     );
                 }
                 let request = read(&memory, &caller, ptr as u32, len as u32)?;
+                let started = std::time::Instant::now();
                 let reply: Reply<Resp> = match serde_json::from_slice::<Req>(&request) {
                     Ok(request) => f(&mut caller.data_mut().host, request),
                     Err(e) => Err(format!("`{name}` got a request it cannot read: {e}")),
                 };
+                caller.data_mut().host_time += started.elapsed();
                 let bytes = serde_json::to_vec(&reply)?;
                 let alloc = caller
                     .get_export(export::ALLOC)

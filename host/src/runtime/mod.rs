@@ -39,6 +39,8 @@ pub struct StoreData<H> {
     wasi: WasiP1Ctx,
     limits: Limits,
     host: H,
+    /// Time spent inside capability calls (for `PROVE_IT_TIMINGS`).
+    host_time: std::time::Duration,
 }
 
 /// Caps a policy's memory at [`MEMORY_BYTES`]: growing past it stops the
@@ -99,6 +101,7 @@ impl wasmtime::ResourceLimiter for Limits {
 
 /// Runs `module` (wasm bytes) on `event` with `host` as its capabilities.
 pub fn run<H: Host + Send + 'static>(module: &[u8], event: &Event, host: H) -> Result<Decision> {
+    let started = std::time::Instant::now();
     let engine = engine()?;
     let module = cache::load(&engine, module)?;
     let mut linker: Linker<StoreData<H>> = Linker::new(&engine);
@@ -118,11 +121,34 @@ pub fn run<H: Host + Send + 'static>(module: &[u8], event: &Event, host: H) -> R
             .memories(1)
             .build(),
     );
-    let mut store = Store::new(&engine, StoreData { wasi, limits, host });
+    let mut store = Store::new(
+        &engine,
+        StoreData {
+            wasi,
+            limits,
+            host,
+            host_time: Default::default(),
+        },
+    );
     store.limiter(|data| &mut data.limits);
     store.set_fuel(FUEL).map_err(wasm)?;
 
-    call(&linker, &mut store, &module, event).map_err(|e| with_stderr(e, &stderr))
+    let loaded = started.elapsed();
+    let result = call(&linker, &mut store, &module, event).map_err(|e| with_stderr(e, &stderr));
+    if std::env::var_os("PROVE_IT_TIMINGS").is_some() {
+        // One JSON line on stderr for the benchmark: where the time went.
+        let total = started.elapsed();
+        let host = store.data().host_time;
+        let policy = total.saturating_sub(loaded).saturating_sub(host);
+        eprintln!(
+            r#"{{"prove_it_timings":{{"load_us":{},"policy_us":{},"host_us":{},"fuel":{}}}}}"#,
+            loaded.as_micros(),
+            policy.as_micros(),
+            host.as_micros(),
+            FUEL - store.get_fuel().unwrap_or(0)
+        );
+    }
+    result
 }
 
 /// What a module imports and exports, as `module.name`.
@@ -150,6 +176,7 @@ pub fn check(module: &[u8]) -> Result<ModuleInfo> {
         wasi: WasiCtxBuilder::new().build_p1(),
         limits: Limits(StoreLimits::default()),
         host: Unavailable,
+        host_time: Default::default(),
     };
     let mut store = Store::new(&engine, data);
     store.set_fuel(FUEL).map_err(wasm)?;
@@ -213,6 +240,11 @@ fn engine() -> Result<Engine> {
     let mut config = Config::new();
     config.consume_fuel(true);
     config.max_wasm_stack(STACK_BYTES);
+    // A policy runs for well under a millisecond, but compiling it is the
+    // first stop's whole cost: compile fast rather than optimise, on every
+    // core.
+    config.cranelift_opt_level(wasmtime::OptLevel::None);
+    config.parallel_compilation(true);
     Engine::new(&config).map_err(|e| wasm(e).context("cannot start the wasm engine"))
 }
 

@@ -1,0 +1,409 @@
+//! The hook's cost, measured as whole processes: `cargo bench --bench gate`
+//! (`-- --quick` for a small smoke run, as CI does). It builds its own repos,
+//! runs each measurement alternating with its comparison in the same loop,
+//! reports medians, and checks them against the budgets in BENCHMARKS.md.
+//! It is not a test: CI runs it to keep it from rotting, not to judge it.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+const BIN: &str = env!("CARGO_BIN_EXE_prove-it");
+
+struct Sample {
+    wall: Duration,
+    max_rss_kib: i64,
+    stderr: String,
+}
+
+/// Runs `cmd` (stdin from `input`), timing the whole process and reading
+/// its peak memory from wait4.
+fn measure(cmd: &mut Command, input: &[u8]) -> Sample {
+    cmd.stdin(Stdio::piped())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped());
+    let began = Instant::now();
+    let mut child = cmd.spawn().expect("spawn");
+    child
+        .stdin
+        .take()
+        .expect("stdin")
+        .write_all(input)
+        .expect("stdin");
+    let mut stderr = String::new();
+    std::io::Read::read_to_string(&mut child.stderr.take().expect("stderr"), &mut stderr)
+        .expect("stderr");
+    let mut status = 0;
+    // SAFETY: waiting on our own child with valid out-pointers.
+    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+    let pid = unsafe { libc::wait4(child.id() as i32, &mut status, 0, &mut usage) };
+    let wall = began.elapsed();
+    assert_eq!(pid, child.id() as i32, "wait4");
+    std::mem::forget(child); // reaped by wait4
+    Sample {
+        wall,
+        max_rss_kib: usage.ru_maxrss,
+        stderr,
+    }
+}
+
+fn git(dir: &Path, args: &[&str]) {
+    let ok = Command::new("git")
+        .args(args)
+        .current_dir(dir)
+        .env("GIT_CONFIG_NOSYSTEM", "1")
+        .env("GIT_CONFIG_GLOBAL", "/dev/null")
+        .env("GIT_AUTHOR_NAME", "bench")
+        .env("GIT_AUTHOR_EMAIL", "bench@example.invalid")
+        .env("GIT_COMMITTER_NAME", "bench")
+        .env("GIT_COMMITTER_EMAIL", "bench@example.invalid")
+        .stdout(Stdio::null())
+        .status()
+        .expect("git")
+        .success();
+    assert!(ok, "git {args:?}");
+}
+
+struct Bench {
+    tmp: PathBuf,
+    env: Vec<(String, String)>,
+}
+
+impl Bench {
+    /// A repository of `files` files in `folders` folders, with an
+    /// executable `verify.sh` that does `exit 0`, committed.
+    fn repo(&self, name: &str, files: usize, folders: usize) -> PathBuf {
+        let root = self.tmp.join(name);
+        for i in 0..files {
+            let dir = root.join(format!("dir{:03}", i % folders.max(1)));
+            std::fs::create_dir_all(&dir).expect("mkdir");
+            std::fs::write(
+                dir.join(format!("file{i:05}.txt")),
+                format!("line {i}\n").repeat(20),
+            )
+            .expect("write");
+        }
+        std::fs::write(root.join("verify.sh"), "#!/bin/sh\nexit 0\n").expect("verify.sh");
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(
+            root.join("verify.sh"),
+            std::fs::Permissions::from_mode(0o755),
+        )
+        .expect("chmod");
+        git(&root, &["init", "-q", "-b", "main"]);
+        git(&root, &["add", "-A"]);
+        git(&root, &["commit", "-q", "-m", "bench"]);
+        root
+    }
+
+    fn hook(&self, repo: &Path, event: &str, session: &str, extra: &[(&str, &str)]) -> Sample {
+        let input = format!(
+            r#"{{"session_id":"{session}","cwd":"{}","source":"startup","stop_hook_active":false,"last_assistant_message":"done"}}"#,
+            repo.display()
+        );
+        let mut cmd = Command::new(BIN);
+        cmd.args(["hook", event])
+            .current_dir(repo)
+            .envs(self.env.iter().map(|(k, v)| (k, v)))
+            .envs(extra.iter().copied());
+        measure(&mut cmd, input.as_bytes())
+    }
+
+    fn stop(&self, repo: &Path, session: &str) -> Sample {
+        self.hook(repo, "stop", session, &[])
+    }
+}
+
+fn git_status(repo: &Path) -> Sample {
+    measure(
+        Command::new("git")
+            .args(["status", "--porcelain", "--untracked-files=all"])
+            .current_dir(repo),
+        b"",
+    )
+}
+
+fn trivial() -> Sample {
+    measure(&mut Command::new("true"), b"")
+}
+
+fn median(mut values: Vec<f64>) -> f64 {
+    values.sort_by(|a, b| a.total_cmp(b));
+    values[values.len() / 2]
+}
+
+fn ms(samples: &[Sample]) -> f64 {
+    median(samples.iter().map(|s| s.wall.as_secs_f64() * 1e3).collect())
+}
+
+fn peak_mib(samples: &[Sample]) -> f64 {
+    samples.iter().map(|s| s.max_rss_kib).max().unwrap_or(0) as f64 / 1024.0
+}
+
+/// The `PROVE_IT_TIMINGS` figure `key` (microseconds), median over samples.
+fn timing(samples: &[Sample], key: &str) -> f64 {
+    median(
+        samples
+            .iter()
+            .filter_map(|s| {
+                let line = s.stderr.lines().find(|l| l.contains("prove_it_timings"))?;
+                let v: serde_json::Value = serde_json::from_str(line).ok()?;
+                v["prove_it_timings"][key].as_f64()
+            })
+            .collect(),
+    ) / 1e3
+}
+
+struct Report {
+    rows: Vec<String>,
+    budgets: Vec<String>,
+}
+
+impl Report {
+    fn row(&mut self, what: &str, value: String, compare: String) {
+        self.rows.push(format!("| {what} | {value} | {compare} |"));
+    }
+    fn budget(&mut self, what: &str, measured: f64, limit: f64, unit: &str) {
+        let verdict = if measured <= limit {
+            "met".to_string()
+        } else {
+            format!("MISSED by {:.1} {unit}", measured - limit)
+        };
+        self.budgets.push(format!(
+            "| {what} | {measured:.2} {unit} | {limit:.2} {unit} | {verdict} |"
+        ));
+    }
+}
+
+fn main() {
+    let quick = std::env::args().any(|a| a == "--quick");
+    let runs = if quick { 5 } else { 41 };
+    let (large_files, large_folders) = if quick { (2_000, 20) } else { (30_000, 300) };
+    let big_bytes: usize = if quick { 5 << 20 } else { 50 << 20 };
+    let tmp = tempfile::tempdir().expect("tmp");
+    let b = Bench {
+        tmp: tmp.path().to_path_buf(),
+        env: vec![
+            (
+                "PROVE_IT_STATE_DIR".into(),
+                tmp.path().join("state").display().to_string(),
+            ),
+            (
+                "PROVE_IT_CACHE_DIR".into(),
+                tmp.path().join("cache").display().to_string(),
+            ),
+            ("PROVE_IT_TIMINGS".into(), "1".into()),
+            ("HOME".into(), tmp.path().display().to_string()),
+        ],
+    };
+    eprintln!(
+        "building repos ({} runs each{})...",
+        runs,
+        if quick { ", quick" } else { "" }
+    );
+    let small = b.repo("small", 200, 10);
+    let large = b.repo("large", large_files, large_folders);
+    let untracked = b.repo("untracked-big", 200, 10);
+    std::fs::write(untracked.join("big.bin"), vec![b'u'; big_bytes]).expect("big");
+    let tracked = b.repo("tracked-big", 200, 10);
+    std::fs::write(tracked.join("big.bin"), vec![b't'; big_bytes]).expect("big");
+    git(&tracked, &["add", "big.bin"]);
+    git(&tracked, &["commit", "-q", "-m", "big"]);
+    let mut edited = vec![b't'; big_bytes];
+    edited.extend_from_slice(b"edited\n");
+    std::fs::write(tracked.join("big.bin"), edited).expect("edit");
+    // Settle the big files' mtimes past the hash cache's racy window.
+    std::thread::sleep(Duration::from_secs(3));
+
+    // Warm: compile the policy once; start a session in each repo.
+    for repo in [&small, &large, &untracked, &tracked] {
+        b.hook(repo, "session-start", "s", &[]);
+        b.stop(repo, "s");
+    }
+    let mut r = Report {
+        rows: Vec::new(),
+        budgets: Vec::new(),
+    };
+
+    // Read-only stops, alternating with git status and a trivial process.
+    let (mut stop_small, mut stop_large, mut status_small, mut status_large, mut spawn) =
+        (vec![], vec![], vec![], vec![], vec![]);
+    for _ in 0..runs {
+        stop_small.push(b.stop(&small, "s"));
+        status_small.push(git_status(&small));
+        stop_large.push(b.stop(&large, "s"));
+        status_large.push(git_status(&large));
+        spawn.push(trivial());
+    }
+    r.row(
+        "read-only Stop, 200 files",
+        format!("{:.2} ms", ms(&stop_small)),
+        format!("git status {:.2} ms", ms(&status_small)),
+    );
+    r.row(
+        &format!("read-only Stop, {large_files} files"),
+        format!("{:.2} ms", ms(&stop_large)),
+        format!("git status {:.2} ms", ms(&status_large)),
+    );
+    r.row(
+        "spawning `true`",
+        format!("{:.2} ms", ms(&spawn)),
+        String::new(),
+    );
+    r.row(
+        "policy load / run from cache (in the hook)",
+        format!(
+            "{:.2} ms / {:.2} ms",
+            timing(&stop_small, "load_us"),
+            timing(&stop_small, "policy_us")
+        ),
+        format!("capability calls {:.2} ms", timing(&stop_small, "host_us")),
+    );
+    r.row(
+        &format!("peak memory, {large_files} files"),
+        format!("{:.1} MiB", peak_mib(&stop_large)),
+        String::new(),
+    );
+    r.budget("read-only Stop, 200 files", ms(&stop_small), 5.0, "ms");
+    r.budget(
+        &format!("read-only Stop / git status, {large_files} files"),
+        ms(&stop_large) / ms(&status_large),
+        1.5,
+        "x",
+    );
+    let load_and_run = timing(&stop_small, "load_us") + timing(&stop_small, "policy_us");
+    r.budget("policy load + run from the cache", load_and_run, 2.0, "ms");
+    r.budget(
+        &format!("peak memory, {large_files} files"),
+        peak_mib(&stop_large),
+        30.0,
+        "MiB",
+    );
+
+    // A changed tree that already passed.
+    std::fs::write(small.join("change.txt"), "work").expect("write");
+    b.stop(&small, "s"); // runs verify.sh once and remembers the pass
+    let (mut passed, mut baseline) = (vec![], vec![]);
+    for _ in 0..runs {
+        passed.push(b.stop(&small, "s"));
+        baseline.push(trivial());
+    }
+    r.row(
+        "Stop on a changed tree that already passed",
+        format!("{:.2} ms", ms(&passed)),
+        String::new(),
+    );
+
+    // A stop that runs `exit 0`, alternating with running it directly.
+    let (mut verifying, mut direct) = (vec![], vec![]);
+    for i in 0..runs {
+        std::fs::write(small.join("change.txt"), format!("work {i}")).expect("write");
+        verifying.push(b.stop(&small, "s"));
+        direct.push(measure(
+            Command::new(small.join("verify.sh")).current_dir(&small),
+            b"",
+        ));
+    }
+    let overhead = ms(&verifying) - ms(&direct);
+    r.row(
+        "Stop that runs `verify.sh` (`exit 0`)",
+        format!("{:.2} ms", ms(&verifying)),
+        format!(
+            "`./verify.sh` alone {:.2} ms; overhead {overhead:.2} ms",
+            ms(&direct)
+        ),
+    );
+    r.budget("overhead beyond verify.sh", overhead, 10.0, "ms");
+
+    // SessionStart (a new baseline each time).
+    let (mut start_small, mut start_large) = (vec![], vec![]);
+    for i in 0..runs {
+        start_small.push(b.hook(&small, "session-start", &format!("new{i}"), &[]));
+        start_large.push(b.hook(&large, "session-start", &format!("new{i}"), &[]));
+    }
+    r.row(
+        "SessionStart (baseline)",
+        format!(
+            "{:.2} ms (200) / {:.2} ms ({large_files})",
+            ms(&start_small),
+            ms(&start_large)
+        ),
+        String::new(),
+    );
+
+    // First run after install: an empty module cache each time.
+    let mut first = vec![];
+    for i in 0..runs.min(7) {
+        let cache = tmp.path().join(format!("cold{i}"));
+        first.push(b.hook(
+            &small,
+            "stop",
+            "s",
+            &[("PROVE_IT_CACHE_DIR", cache.to_str().expect("utf-8"))],
+        ));
+    }
+    r.row(
+        "first Stop after install (policy compile)",
+        format!("{:.1} ms", ms(&first)),
+        format!(
+            "load {:.1} ms vs {:.2} ms cached",
+            timing(&first, "load_us"),
+            timing(&stop_small, "load_us")
+        ),
+    );
+    r.budget(
+        "first compile (policy load, cold cache)",
+        timing(&first, "load_us"),
+        300.0,
+        "ms",
+    );
+
+    // Big files that have not changed since the last stop.
+    let (mut with_untracked, mut with_tracked, mut without) = (vec![], vec![], vec![]);
+    for _ in 0..runs {
+        with_untracked.push(b.stop(&untracked, "s"));
+        with_tracked.push(b.stop(&tracked, "s"));
+        without.push(b.stop(&small, "s"));
+    }
+    let mib = big_bytes >> 20;
+    let added_untracked = ms(&with_untracked) - ms(&without);
+    let added_tracked = ms(&with_tracked) - ms(&without);
+    r.row(
+        &format!("Stop with an unchanged {mib} MB untracked file"),
+        format!("{:.2} ms", ms(&with_untracked)),
+        format!(
+            "+{added_untracked:.2} ms; peak {:.1} MiB",
+            peak_mib(&with_untracked)
+        ),
+    );
+    r.row(
+        &format!("Stop with an unchanged, edited {mib} MB tracked file"),
+        format!("{:.2} ms", ms(&with_tracked)),
+        format!(
+            "+{added_tracked:.2} ms; peak {:.1} MiB",
+            peak_mib(&with_tracked)
+        ),
+    );
+    r.budget(
+        &format!("{mib} MB untracked file, added"),
+        added_untracked,
+        5.0,
+        "ms",
+    );
+    r.budget(
+        &format!("{mib} MB tracked-and-edited file, added"),
+        added_tracked,
+        5.0,
+        "ms",
+    );
+
+    println!("| measurement (median of {runs}) | prove-it | comparison |\n|---|---|---|");
+    for row in &r.rows {
+        println!("{row}");
+    }
+    println!("\n| budget | measured | limit | verdict |\n|---|---|---|---|");
+    for row in &r.budgets {
+        println!("{row}");
+    }
+}
