@@ -204,15 +204,36 @@ fn main() {
     );
     let small = b.repo("small", 200, 10);
     let large = b.repo("large", large_files, large_folders);
+    // Big files are written by another process: the peak memory read from
+    // wait4 includes this process's own high-water mark (the hook is
+    // spawned with vfork), which a 50 MB buffer here would inflate.
+    let write_big = |path: &Path| {
+        let script = format!("head -c {big_bytes} /dev/zero > '{}'", path.display());
+        assert!(
+            Command::new("sh")
+                .args(["-c", &script])
+                .status()
+                .expect("sh")
+                .success()
+        );
+    };
     let untracked = b.repo("untracked-big", 200, 10);
-    std::fs::write(untracked.join("big.bin"), vec![b'u'; big_bytes]).expect("big");
+    write_big(&untracked.join("big.bin"));
     let tracked = b.repo("tracked-big", 200, 10);
-    std::fs::write(tracked.join("big.bin"), vec![b't'; big_bytes]).expect("big");
+    write_big(&tracked.join("big.bin"));
     git(&tracked, &["add", "big.bin"]);
     git(&tracked, &["commit", "-q", "-m", "big"]);
-    let mut edited = vec![b't'; big_bytes];
-    edited.extend_from_slice(b"edited\n");
-    std::fs::write(tracked.join("big.bin"), edited).expect("edit");
+    let edit = format!(
+        "printf 'edited\\n' >> '{}'",
+        tracked.join("big.bin").display()
+    );
+    assert!(
+        Command::new("sh")
+            .args(["-c", &edit])
+            .status()
+            .expect("sh")
+            .success()
+    );
     // Settle the big files' mtimes past the hash cache's racy window.
     std::thread::sleep(Duration::from_secs(3));
 
