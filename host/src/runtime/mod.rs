@@ -22,9 +22,10 @@ pub const DEFAULT_POLICY: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/prov
 /// The `strict` policy, built from `policies/strict/` by build.rs.
 pub const STRICT_POLICY: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/prove_it_strict.wasm"));
 
-/// Instructions (roughly) a policy may run per event; the default policy
-/// needs a few million. A spinning module is stopped in well under a second.
-pub const FUEL: u64 = 200_000_000;
+/// Instructions (roughly) a policy may run per event. The default policy
+/// uses at most about 250,000 (a first block that writes the ledger); a
+/// spinning module is stopped in well under a second.
+pub const FUEL: u64 = 50_000_000;
 /// Linear memory a policy may grow to.
 pub const MEMORY_BYTES: usize = 64 << 20;
 /// Native stack a policy may use.
