@@ -90,10 +90,7 @@ fn verify_sh_created_during_the_session_arms_the_gate() {
 fn max_blocks_then_a_loud_yield_and_the_next_turn_is_gated_again() {
     let mut sb = Sandbox::new();
     sb.set("PROVE_IT_MAX_BLOCKS", "2");
-    let repo = sb.repo("r");
-    repo.arm_counting();
-    repo.start("s");
-    repo.write("broken", "x");
+    let repo = sb.failing_session("s");
     repo.stop("s", false).assert_blocked_with("attempt 1 of 2");
     repo.stop("s", true).assert_blocked_with("attempt 2 of 2");
     let out = repo.stop("s", true);
@@ -107,10 +104,7 @@ fn max_blocks_then_a_loud_yield_and_the_next_turn_is_gated_again() {
 fn max_blocks_zero_warns_without_blocking() {
     let mut sb = Sandbox::new();
     sb.set("PROVE_IT_MAX_BLOCKS", "0");
-    let repo = sb.repo("r");
-    repo.arm_counting();
-    repo.start("s");
-    repo.write("broken", "x");
+    let repo = sb.failing_session("s");
     repo.stop("s", false).assert_allowed_saying("only warns");
 }
 
@@ -118,10 +112,7 @@ fn max_blocks_zero_warns_without_blocking() {
 fn skip_lets_the_turn_end_and_says_so() {
     let mut sb = Sandbox::new();
     sb.set("PROVE_IT_SKIP", "1");
-    let repo = sb.repo("r");
-    repo.arm_counting();
-    repo.start("s");
-    repo.write("broken", "x");
+    let repo = sb.failing_session("s");
     repo.stop("s", false)
         .assert_allowed_saying("PROVE_IT_SKIP=1");
     assert_eq!(repo.runs(), 0);
@@ -141,10 +132,7 @@ fn a_pass_through_a_rewritten_verify_sh_is_reported() {
 #[test]
 fn resume_and_compact_never_move_the_baseline() {
     let sb = Sandbox::new();
-    let repo = sb.repo("r");
-    repo.arm_counting();
-    repo.start("s");
-    repo.write("broken", "x");
+    let repo = sb.failing_session("s");
     repo.start_from("s", "resume").assert_quiet();
     repo.start_from("s", "compact").assert_quiet();
     repo.stop("s", false).assert_blocked_with("attempt 1 of 3");
@@ -175,10 +163,7 @@ fn cwd_in_a_subfolder_gates_the_whole_repository() {
 fn bad_settings_are_reported_and_defaults_apply() {
     let mut sb = Sandbox::new();
     sb.set("PROVE_IT_MAX_BLOCKS", "lots");
-    let repo = sb.repo("r");
-    repo.arm_counting();
-    repo.start("s");
-    repo.write("broken", "x");
+    let repo = sb.failing_session("s");
     let out = repo.stop("s", false);
     out.assert_blocked_with("attempt 1 of 3");
     assert!(out.message().contains("PROVE_IT_MAX_BLOCKS=lots"), "{out}");

@@ -8,10 +8,7 @@ use std::os::unix::fs::PermissionsExt;
 fn one_row_per_caught_claim_with_private_modes() {
     let mut sb = Sandbox::new();
     sb.set("PROVE_IT_LEDGER", "1");
-    let repo = sb.repo("r");
-    repo.arm_counting();
-    repo.start("s");
-    repo.write("broken", "x");
+    let repo = sb.failing_session("s");
     repo.stop_claiming("s", false, "All tests pass. Ready to merge.")
         .assert_blocked_with("attempt 1");
     repo.stop_claiming("s", true, "Fixed it, all green.")
@@ -65,10 +62,7 @@ fn one_row_per_caught_claim_with_private_modes() {
 #[test]
 fn ledger_is_off_unless_enabled() {
     let sb = Sandbox::new();
-    let repo = sb.repo("r");
-    repo.arm_counting();
-    repo.start("s");
-    repo.write("broken", "x");
+    let repo = sb.failing_session("s");
     repo.stop("s", false).assert_blocked_with("attempt 1");
     assert!(!sb.ledger_dir().exists());
 }

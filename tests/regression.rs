@@ -7,10 +7,7 @@ use crate::util::Sandbox;
 #[test]
 fn trap1_block_once_then_never() {
     let sb = Sandbox::new();
-    let repo = sb.repo("r");
-    repo.arm_counting();
-    repo.start("s");
-    repo.write("broken", "x");
+    let repo = sb.failing_session("s");
     repo.stop("s", false).assert_blocked_with("attempt 1 of 3");
     // The retry arrives with stop_hook_active=true and must still be gated.
     repo.stop("s", true).assert_blocked_with("attempt 2 of 3");
@@ -23,10 +20,7 @@ fn trap1_block_once_then_never() {
 #[test]
 fn trap2_commit_hides_work() {
     let sb = Sandbox::new();
-    let repo = sb.repo("r");
-    repo.arm_counting();
-    repo.start("s");
-    repo.write("broken", "x");
+    let repo = sb.failing_session("s");
     repo.commit("agent work");
     assert_eq!(
         repo.git(&["status", "--porcelain"]),
@@ -77,10 +71,7 @@ fn trap3_committed_deletion_is_refused() {
 fn trap4_silent_give_up() {
     let mut sb = Sandbox::new();
     sb.set("PROVE_IT_MAX_BLOCKS", "1");
-    let repo = sb.repo("r");
-    repo.arm_counting();
-    repo.start("s");
-    repo.write("broken", "x");
+    let repo = sb.failing_session("s");
     repo.stop("s", false).assert_blocked_with("attempt 1 of 1");
     let out = repo.stop("s", true);
     out.assert_allowed_saying("this turn ended without passing verification");

@@ -95,6 +95,17 @@ impl Sandbox {
         repo
     }
 
+    /// The commonest start: a repository armed with [`Repo::arm_counting`],
+    /// session `session` started on it, then work that makes it fail
+    /// (`broken` written).
+    pub fn failing_session(&self, session: &str) -> Repo {
+        let repo = self.repo("r");
+        repo.arm_counting();
+        repo.start(session);
+        repo.write("broken", "x");
+        repo
+    }
+
     /// A new repository with no commits at all.
     pub fn unborn_repo(&self, name: &str) -> Repo {
         let root = self.tmp.path().join(name);

@@ -132,7 +132,7 @@ impl StateStore {
         }
     }
 
-    pub fn ensure_repo_dir(&self, root: &Path) -> Result<()> {
+    fn ensure_repo_dir(&self, root: &Path) -> Result<()> {
         for dir in [self.repo_dir.join("sessions"), self.repo_dir.join("passed")] {
             private_dir(&dir)?;
         }
