@@ -1,7 +1,7 @@
 //! Builds the shipped policies for `wasm32-wasip1`, the default
 //! (`gate-wasm/`) and `strict` (`policies/strict/`), and leaves them in
 //! OUT_DIR, where `runtime` embeds them: one `prove-it` binary carries
-//! exactly one build of each.
+//! exactly one build of each, and knows each one's blake3 hash.
 //!
 //! The inner cargo uses its own target dir (sharing ours would deadlock on
 //! the build lock) and none of the outer build's flags or wrappers.
@@ -38,10 +38,18 @@ fn main() {
         &["-p", "prove-it-gate", "--features", "default-module"],
     );
     build_module(&workspace, &target_dir, &["-p", "prove-it-strict"]);
-    for name in ["prove_it_gate", "prove_it_strict"] {
+    for (name, var) in [
+        ("prove_it_gate", "PROVE_IT_DEFAULT_POLICY_BLAKE3"),
+        ("prove_it_strict", "PROVE_IT_STRICT_POLICY_BLAKE3"),
+    ] {
         let wasm = target_dir.join(format!("wasm32-wasip1/release/{name}.wasm"));
-        std::fs::copy(&wasm, out_dir.join(format!("{name}.wasm")))
+        let bytes =
+            std::fs::read(&wasm).unwrap_or_else(|e| panic!("cannot read {}: {e}", wasm.display()));
+        std::fs::write(out_dir.join(format!("{name}.wasm")), &bytes)
             .unwrap_or_else(|e| panic!("cannot copy {}: {e}", wasm.display()));
+        // The module's identity (its cache key), hashed here rather than
+        // at every stop.
+        println!("cargo:rustc-env={var}={}", blake3::hash(&bytes).to_hex());
     }
 }
 

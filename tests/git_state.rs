@@ -29,6 +29,23 @@ fn staged_change_is_work() {
     });
 }
 
+/// Regression: git's rename detection reports a staged copy and a staged
+/// rename of the same file alike ("COPY.md added"), so deleting the
+/// original after the session started looked like no change at all.
+#[test]
+fn staged_copy_turned_into_a_rename_is_work() {
+    let sb = Sandbox::new();
+    let repo = sb.repo("r");
+    repo.arm_counting();
+    repo.write("broken", "x");
+    repo.commit("a failing tree to start from");
+    std::fs::copy(repo.path("README.md"), repo.path("COPY.md")).expect("cp");
+    repo.git(&["add", "COPY.md"]);
+    repo.start("s");
+    repo.git(&["rm", "-q", "README.md"]);
+    repo.stop("s", false).assert_blocked_with("1 failed");
+}
+
 #[test]
 fn deletion_is_work() {
     gated_after(|repo| std::fs::remove_file(repo.path("README.md")).expect("rm"));
@@ -259,7 +276,7 @@ fn a_remembered_big_file_hash_never_hides_an_edit() {
     repo.stop("s", false).assert_quiet();
     let cache = crate::util::files_under(&sb.state_dir())
         .into_iter()
-        .find(|f| f.ends_with("hashes.json"))
+        .find(|f| f.ends_with("git-memo.json"))
         .expect("the big file's hash is remembered");
     let text = std::fs::read_to_string(sb.state_dir().join(cache)).expect("read");
     assert!(text.contains("big.bin"), "{text}");

@@ -10,7 +10,9 @@
 //! mid-session changes nothing for the session; the user is told.
 
 use crate::capability::state::{self, private_dir, write_atomic};
-use crate::runtime::{DEFAULT_POLICY, STRICT_POLICY};
+use crate::runtime::{
+    self, DEFAULT_POLICY, DEFAULT_POLICY_HASH, STRICT_POLICY, STRICT_POLICY_HASH,
+};
 use crate::settings;
 use serde::{Deserialize, Serialize};
 use std::borrow::Cow;
@@ -23,8 +25,11 @@ pub const REPO_POLICY: &str = ".prove-it/policy.wasm";
 /// Largest module read.
 const MODULE_BYTES: u64 = 64 << 20;
 
-/// The policies built into the host, by name.
-pub const BUILTIN: [(&str, &[u8]); 2] = [("default", DEFAULT_POLICY), ("strict", STRICT_POLICY)];
+/// The policies built into the host: name, module, blake3 hash.
+const BUILTIN: [(&str, &[u8], &str); 2] = [
+    ("default", DEFAULT_POLICY, DEFAULT_POLICY_HASH),
+    ("strict", STRICT_POLICY, STRICT_POLICY_HASH),
+];
 
 pub struct Policy {
     /// For people: `default`, `strict`, or the module's path and origin.
@@ -37,6 +42,29 @@ pub struct Policy {
 impl Policy {
     pub fn default_policy() -> Self {
         builtin("default").expect("the default policy is built in")
+    }
+
+    /// A module read from a file, labelled for people.
+    pub fn from_file(label: String, bytes: Vec<u8>) -> Self {
+        Policy {
+            label,
+            hash: hash(&bytes),
+            bytes: Cow::Owned(bytes),
+        }
+    }
+
+    /// Runs this policy on `event` (see [`runtime::run`]).
+    pub fn run<H: prove_it_gate::abi::Host + Send + 'static>(
+        &self,
+        event: &prove_it_gate::abi::Event,
+        host: H,
+    ) -> anyhow::Result<prove_it_gate::abi::Decision> {
+        runtime::run(&self.bytes, &self.hash, event, host)
+    }
+
+    /// Loads this policy without running it (see [`runtime::check`]).
+    pub fn check(&self) -> anyhow::Result<runtime::ModuleInfo> {
+        runtime::check(&self.bytes, &self.hash)
     }
 
     pub fn is_default(&self) -> bool {
@@ -56,17 +84,13 @@ struct Pin {
     hash: String,
 }
 
-fn builtin(name: &str) -> Option<Policy> {
-    // Hashing a built-in module costs ~0.1 ms; it is asked for several
-    // times per event.
-    static HASHES: std::sync::OnceLock<Vec<String>> = std::sync::OnceLock::new();
-    let hashes = HASHES.get_or_init(|| BUILTIN.iter().map(|(_, bytes)| hash(bytes)).collect());
-    let index = BUILTIN.iter().position(|(n, _)| *n == name)?;
-    let (name, bytes) = BUILTIN[index];
+/// A built-in policy by name.
+pub fn builtin(name: &str) -> Option<Policy> {
+    let (label, bytes, hash) = BUILTIN.iter().find(|(n, _, _)| *n == name)?;
     Some(Policy {
-        label: name.to_string(),
+        label: label.to_string(),
         bytes: Cow::Borrowed(bytes),
-        hash: hashes[index].clone(),
+        hash: hash.to_string(),
     })
 }
 
@@ -91,11 +115,10 @@ pub fn chosen(root: &Path) -> Result<Policy, String> {
             path.display()
         )
     })?;
-    Ok(Policy {
-        label: format!("`{}` (from {origin})", path.display()),
-        hash: hash(&bytes),
-        bytes: Cow::Owned(bytes),
-    })
+    Ok(Policy::from_file(
+        format!("`{}` (from {origin})", path.display()),
+        bytes,
+    ))
 }
 
 fn read_module(path: &Path) -> std::io::Result<Vec<u8>> {

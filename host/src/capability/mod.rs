@@ -51,13 +51,13 @@ fn reply<T>(result: anyhow::Result<T>) -> Reply<T> {
 
 impl Host for Capabilities {
     fn tree_state(&mut self) -> Reply<TreeState> {
-        let file = self.state.hash_cache_file();
-        let mut hashes = git::HashCache::load(&file);
-        let state = git::tree_state(&self.root, &mut hashes);
+        let file = self.state.git_memo_file();
+        let mut memo = git::Memo::load(&file);
+        let state = git::tree_state(&self.root, &mut memo);
         if state.is_ok() {
-            // Only a speed-up: a cache that cannot be saved (say, before
+            // Only a speed-up: a memo that cannot be saved (say, before
             // the repo's state dir exists) is not an error.
-            let _ = hashes.save(&file);
+            let _ = memo.save(&file);
         }
         reply(state)
     }

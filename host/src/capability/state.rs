@@ -42,9 +42,9 @@ impl StateStore {
         }
     }
 
-    /// Where big files' content hashes are remembered for this work tree.
-    pub fn hash_cache_file(&self) -> PathBuf {
-        self.repo_dir.join("hashes.json")
+    /// Where [`super::git::Memo`] is kept for this work tree.
+    pub fn git_memo_file(&self) -> PathBuf {
+        self.repo_dir.join("git-memo.json")
     }
 
     pub fn read_session(&self) -> Result<SessionRead> {
@@ -180,17 +180,48 @@ pub fn private_dir(dir: &Path) -> Result<()> {
         .with_context(|| format!("cannot set the mode of `{}`", dir.display()))
 }
 
+/// A file's stat data as far as telling "unchanged since" goes: size,
+/// modification and change times (ns) and inode. Any write changes one of
+/// them (ctime cannot be set back), which is what the caches keyed by it
+/// rely on.
+pub fn stamp(meta: &std::fs::Metadata) -> [i64; 6] {
+    use std::os::unix::fs::MetadataExt;
+    [
+        meta.size() as i64,
+        meta.mtime(),
+        meta.mtime_nsec(),
+        meta.ctime(),
+        meta.ctime_nsec(),
+        meta.ino() as i64,
+    ]
+}
+
 /// Writes `bytes` to `path` through a 0600 temp file renamed into place.
 pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
+    // No fsync: it would cost every stop milliseconds, and a file torn by a
+    // crash reads as corrupt state, which is reported, never trusted.
+    write_via_temp(path, bytes, false)
+}
+
+/// [`write_atomic`], with the data on disk before the rename: for files
+/// written rarely whose loss in a crash must not go unnoticed.
+pub fn write_synced(path: &Path, bytes: &[u8]) -> Result<()> {
+    write_via_temp(path, bytes, true)
+}
+
+fn write_via_temp(path: &Path, bytes: &[u8], sync: bool) -> Result<()> {
     let dir = path
         .parent()
         .expect("state files always live in a directory");
     let mut file = tempfile::NamedTempFile::new_in(dir)
         .with_context(|| format!("cannot create a temp file in `{}`", dir.display()))?;
-    // No fsync: it would cost every stop milliseconds, and a file torn by a
-    // crash reads as corrupt state, which is reported, never trusted.
     file.write_all(bytes)
         .with_context(|| format!("cannot write `{}`", path.display()))?;
+    if sync {
+        file.as_file()
+            .sync_all()
+            .with_context(|| format!("cannot write `{}`", path.display()))?;
+    }
     file.persist(path)
         .with_context(|| format!("cannot write `{}`", path.display()))?;
     Ok(())

@@ -3,7 +3,7 @@
 //! protect the repository.
 
 use crate::capability::{git, ledger};
-use crate::{runtime, selection, settings};
+use crate::{selection, settings};
 use anyhow::Result;
 use prove_it_gate::abi::ABI_VERSION;
 use std::path::{Path, PathBuf};
@@ -61,7 +61,7 @@ pub fn execute(dir: &Path) -> Result<ExitCode> {
             "not inside a git repository: run `git init` (the gate judges git state)",
         ),
         Some(root) => {
-            match git::tree_state(&root, &mut git::HashCache::default()) {
+            match git::tree_state(&root, &mut git::Memo::default()) {
                 Ok(_) => report.row(
                     Mark::Ok,
                     "repository",
@@ -172,7 +172,7 @@ fn policy_row(report: &mut Report, dir: &Path) {
             selection::Policy::default_policy()
         }
     };
-    match runtime::check(&policy.bytes) {
+    match policy.check() {
         Ok(_) => report.row(
             Mark::Ok,
             "policy",

@@ -8,7 +8,7 @@
 use crate::agent::claude_code;
 use crate::capability::{Capabilities, git};
 use crate::selection::{self, Policy};
-use crate::{runtime, settings};
+use crate::settings;
 use anyhow::{Context, Result};
 use prove_it_gate::abi::{Decision, Event, EventKind};
 use std::io::{Read, Write};
@@ -93,26 +93,27 @@ pub fn decide<'a>(
     event: &Event,
     caps: impl Fn(Option<&str>) -> Capabilities + 'a,
 ) -> Result<Decision> {
+    let default = Policy::default_policy();
     if policy.is_default() {
-        return runtime::run(runtime::DEFAULT_POLICY, event, caps(None));
+        return default.run(event, caps(None));
     }
     let mut notes = Vec::new();
     if event.kind == EventKind::SessionStart {
         // The default keeps its own baseline, so that a fallback is exact.
-        if let Err(e) = runtime::run(runtime::DEFAULT_POLICY, event, caps(None)) {
+        if let Err(e) = default.run(event, caps(None)) {
             notes.push(format!(
                 "prove-it: the default policy could not record its baseline: {e:#}"
             ));
         }
     }
-    match runtime::run(&policy.bytes, event, caps(policy.namespace())) {
+    match policy.run(event, caps(policy.namespace())) {
         Ok(decision) => Ok(decision.with_notes(&notes)),
         Err(e) => {
             notes.push(format!(
                 "prove-it: the policy {} failed: {e:#}. The default policy decided instead; check the module with `prove-it policy check`.",
                 policy.label
             ));
-            let fallback = runtime::run(runtime::DEFAULT_POLICY, event, caps(None))?;
+            let fallback = default.run(event, caps(None))?;
             Ok(fallback.with_notes(&notes))
         }
     }

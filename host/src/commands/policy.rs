@@ -2,11 +2,10 @@
 
 use crate::agent::claude_code;
 use crate::capability::{Capabilities, git};
-use crate::selection::{BUILTIN, Policy};
-use crate::{runtime, settings};
+use crate::selection::{self, Policy};
+use crate::settings;
 use anyhow::{Context, Result, bail};
 use prove_it_gate::abi::{ABI_VERSION, Event, EventKind};
-use std::borrow::Cow;
 use std::path::Path;
 use std::process::ExitCode;
 
@@ -19,7 +18,7 @@ pub fn check(file: &str) -> Result<ExitCode> {
         policy.bytes.len() / 1024,
         &policy.hash[..16]
     );
-    match runtime::check(&policy.bytes) {
+    match policy.check() {
         Ok(info) => {
             println!("  ABI version {ABI_VERSION}: compatible");
             println!("  imports: {}", info.imports.join(", "));
@@ -131,19 +130,11 @@ pub fn new(name: &str, gate_path: Option<&Path>) -> Result<ExitCode> {
 
 /// A built-in policy by name, or a module file.
 fn load(file: &str) -> Result<Policy> {
-    if let Some((name, bytes)) = BUILTIN.iter().find(|(n, _)| *n == file) {
-        return Ok(Policy {
-            label: (*name).to_string(),
-            hash: blake3::hash(bytes).to_hex().to_string(),
-            bytes: Cow::Borrowed(bytes),
-        });
+    if let Some(policy) = selection::builtin(file) {
+        return Ok(policy);
     }
     let bytes = std::fs::read(file).with_context(|| format!("cannot read the policy `{file}`"))?;
-    Ok(Policy {
-        label: format!("`{file}`"),
-        hash: blake3::hash(&bytes).to_hex().to_string(),
-        bytes: Cow::Owned(bytes),
-    })
+    Ok(Policy::from_file(format!("`{file}`"), bytes))
 }
 
 mod template {

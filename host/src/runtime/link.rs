@@ -68,7 +68,7 @@ where
                     Ok(request) => f(&mut caller.data_mut().host, request),
                     Err(e) => Err(format!("`{name}` got a request it cannot read: {e}")),
                 };
-                caller.data_mut().host_time += started.elapsed();
+                caller.data_mut().host_time.push((name, started.elapsed()));
                 let bytes = serde_json::to_vec(&reply)?;
                 let alloc = caller
                     .get_export(export::ALLOC)

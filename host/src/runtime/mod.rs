@@ -19,8 +19,13 @@ use wasmtime_wasi::p2::pipe::MemoryOutputPipe;
 /// The default policy, built from `gate-wasm/` for `wasm32-wasip1` by build.rs.
 pub const DEFAULT_POLICY: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/prove_it_gate.wasm"));
 
+/// The blake3 hash of [`DEFAULT_POLICY`] (hex), from build.rs.
+pub const DEFAULT_POLICY_HASH: &str = env!("PROVE_IT_DEFAULT_POLICY_BLAKE3");
+
 /// The `strict` policy, built from `policies/strict/` by build.rs.
 pub const STRICT_POLICY: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/prove_it_strict.wasm"));
+/// The blake3 hash of [`STRICT_POLICY`] (hex), from build.rs.
+pub const STRICT_POLICY_HASH: &str = env!("PROVE_IT_STRICT_POLICY_BLAKE3");
 
 /// Instructions (roughly) a policy may run per event. The default policy
 /// uses at most about 250,000 (a first block that writes the ledger); a
@@ -40,8 +45,9 @@ pub struct StoreData<H> {
     wasi: WasiP1Ctx,
     limits: Limits,
     host: H,
-    /// Time spent inside capability calls (for `PROVE_IT_TIMINGS`).
-    host_time: std::time::Duration,
+    /// Time spent inside each capability call, in call order (for
+    /// `PROVE_IT_TIMINGS`).
+    host_time: Vec<(&'static str, std::time::Duration)>,
 }
 
 /// Caps a policy's memory at [`MEMORY_BYTES`]: growing past it stops the
@@ -100,11 +106,17 @@ impl wasmtime::ResourceLimiter for Limits {
     }
 }
 
-/// Runs `module` (wasm bytes) on `event` with `host` as its capabilities.
-pub fn run<H: Host + Send + 'static>(module: &[u8], event: &Event, host: H) -> Result<Decision> {
+/// Runs `module` (wasm bytes whose blake3 hash is `hash`) on `event` with
+/// `host` as its capabilities.
+pub fn run<H: Host + Send + 'static>(
+    module: &[u8],
+    hash: &str,
+    event: &Event,
+    host: H,
+) -> Result<Decision> {
     let started = std::time::Instant::now();
     let engine = engine()?;
-    let module = cache::load(&engine, module)?;
+    let module = cache::load(&engine, module, hash)?;
     let mut linker: Linker<StoreData<H>> = Linker::new(&engine);
     wasmtime_wasi::p1::add_to_linker_sync(&mut linker, |data| &mut data.wasi).map_err(wasm)?;
     link::add_to_linker(&mut linker)?;
@@ -139,10 +151,16 @@ pub fn run<H: Host + Send + 'static>(module: &[u8], event: &Event, host: H) -> R
     if std::env::var_os("PROVE_IT_TIMINGS").is_some() {
         // One JSON line on stderr for the benchmark: where the time went.
         let total = started.elapsed();
-        let host = store.data().host_time;
+        let calls = &store.data().host_time;
+        let host: std::time::Duration = calls.iter().map(|(_, t)| *t).sum();
         let policy = total.saturating_sub(loaded).saturating_sub(host);
+        let calls = calls
+            .iter()
+            .map(|(name, t)| format!(r#"["{name}",{}]"#, t.as_micros()))
+            .collect::<Vec<_>>()
+            .join(",");
         eprintln!(
-            r#"{{"prove_it_timings":{{"load_us":{},"policy_us":{},"host_us":{},"fuel":{}}}}}"#,
+            r#"{{"prove_it_timings":{{"load_us":{},"policy_us":{},"host_us":{},"calls_us":[{calls}],"fuel":{}}}}}"#,
             loaded.as_micros(),
             policy.as_micros(),
             host.as_micros(),
@@ -160,9 +178,9 @@ pub struct ModuleInfo {
 
 /// Loads `module` (from the cache when it can), links it and checks its ABI
 /// version, without deciding anything: for `doctor` and `policy check`.
-pub fn check(module: &[u8]) -> Result<ModuleInfo> {
+pub fn check(module: &[u8], hash: &str) -> Result<ModuleInfo> {
     let engine = engine()?;
-    let module = cache::load(&engine, module)?;
+    let module = cache::load(&engine, module, hash)?;
     let info = ModuleInfo {
         imports: module
             .imports()
