@@ -2,7 +2,29 @@
 
 use clap::{Parser, Subcommand, ValueEnum};
 use prove_it_gate::abi::EventKind;
+use std::ffi::OsString;
 use std::path::PathBuf;
+
+/// Parses the command line. The hook's own form, exactly `hook <event>`, is
+/// read before clap builds its whole command tree, which costs about
+/// 0.15 ms at every turn end; everything else (help included) is clap's.
+pub fn parse() -> Cli {
+    let args: Vec<OsString> = std::env::args_os().collect();
+    match hook_event(&args) {
+        Some(event) => Cli {
+            command: Command::Hook { event },
+        },
+        None => Cli::parse_from(args),
+    }
+}
+
+/// The event of `prove-it hook <event>`, named as clap names it.
+fn hook_event(args: &[OsString]) -> Option<HookEvent> {
+    match args {
+        [_, hook, event] if hook == "hook" => HookEvent::from_str(event.to_str()?, false).ok(),
+        _ => None,
+    }
+}
 
 /// prove-it: a coding agent may not end its turn until the repository's
 /// `verify.sh` passes.
@@ -116,9 +138,35 @@ impl From<HookEvent> for EventKind {
 
 #[cfg(test)]
 mod tests {
+    use super::*;
+
     #[test]
     fn cli_is_well_formed() {
         use clap::CommandFactory;
-        super::Cli::command().debug_assert();
+        Cli::command().debug_assert();
+    }
+
+    /// The short cut reads each hook event exactly as clap does, and
+    /// leaves every other command line to clap.
+    #[test]
+    fn hook_short_cut_agrees_with_clap() {
+        let args = |a: &[&str]| a.iter().map(OsString::from).collect::<Vec<_>>();
+        for name in ["session-start", "user-prompt-submit", "stop"] {
+            let line = args(&["prove-it", "hook", name]);
+            let fast = hook_event(&line).expect("a hook event");
+            let Command::Hook { event } = Cli::try_parse_from(&line).expect("clap").command else {
+                panic!("clap did not read a hook command");
+            };
+            assert_eq!(format!("{fast:?}"), format!("{event:?}"));
+        }
+        for other in [
+            &["prove-it", "hook"][..],
+            &["prove-it", "hook", "Stop"],
+            &["prove-it", "hook", "stop", "extra"],
+            &["prove-it", "hook", "--help"],
+            &["prove-it", "doctor", "stop"],
+        ] {
+            assert!(hook_event(&args(other)).is_none(), "{other:?}");
+        }
     }
 }

@@ -9,11 +9,10 @@ mod selection;
 mod settings;
 mod stacks;
 
-use clap::Parser;
 use std::process::ExitCode;
 
 fn main() -> ExitCode {
-    let cli = cli::Cli::parse();
+    let cli = cli::parse();
     let result = match cli.command {
         cli::Command::Hook { event } => {
             commands::hook::execute(event.into()).map(|()| ExitCode::SUCCESS)

@@ -79,11 +79,12 @@ pub fn verify_facts(root: &Path) -> Result<VerifyFacts> {
     })
 }
 
-/// Index entries from which the work-tree check runs in gix's threads.
-/// Starting them costs about 0.4 ms on a 200-file repository and saves
-/// about 40 ms on a 30,000-file one (BENCHMARKS.md); the crossover was not
-/// measured, 4,000 is a round figure between.
-const PARALLEL_FROM_ENTRIES: usize = 4_000;
+/// Index entries from which the directory walk runs in a second thread,
+/// beside the check of tracked files, as `git status` does. A thread costs
+/// about 0.2 ms to start here, and two save about 40 ms on 30,000 files
+/// (BENCHMARKS.md); the crossover was not measured, 4,000 is a round figure
+/// between.
+const WALK_THREAD_FROM_ENTRIES: usize = 4_000;
 
 /// HEAD and the fingerprint of the whole tree state. `memo` remembers what
 /// need not be recomputed at every stop: big files' content hashes, and the
@@ -202,8 +203,8 @@ fn unstaged_records(
     index: &gix::index::File,
     memo: &mut Memo,
 ) -> Result<Vec<(BString, String)>> {
-    let threads = index.entries().len() >= PARALLEL_FROM_ENTRIES;
-    unstaged_records_with(repo, root, index, memo, threads)
+    let two_threads = index.entries().len() >= WALK_THREAD_FROM_ENTRIES;
+    unstaged_records_with(repo, root, index, memo, two_threads)
 }
 
 fn unstaged_records_with(
@@ -211,7 +212,7 @@ fn unstaged_records_with(
     root: &Path,
     index: &gix::index::File,
     memo: &mut Memo,
-    threads: bool,
+    two_threads: bool,
 ) -> Result<Vec<(BString, String)>> {
     let dirwalk = repo
         .dirwalk_options()
@@ -224,13 +225,13 @@ fn unstaged_records_with(
         records: Vec::new(),
         error: None,
     };
-    if !threads {
-        in_this_thread(repo, root, index, dirwalk, submodules, &mut collect)
-    } else {
-        let options = gix::status::index_worktree::Options {
-            dirwalk_options: Some(dirwalk),
-            ..Default::default()
-        };
+    let options = gix::status::index_worktree::Options {
+        // With a second thread, the directory walk runs there instead.
+        dirwalk_options: (!two_threads).then_some(dirwalk),
+        ..Default::default()
+    };
+    let untracked = std::thread::scope(|scope| -> Result<Vec<BString>> {
+        let walk = two_threads.then(|| scope.spawn(|| untracked_paths(root, index, dirwalk)));
         repo.index_worktree_status(
             index,
             None::<&str>,
@@ -241,66 +242,61 @@ fn unstaged_records_with(
             &AtomicBool::new(false),
             options,
         )
-        .map(drop)
+        .context("cannot compare the index with the work tree")?;
+        match walk {
+            Some(walk) => walk
+                .join()
+                .unwrap_or_else(|panic| std::panic::resume_unwind(panic)),
+            None => Ok(Vec::new()),
+        }
+    })?;
+    for path in &untracked {
+        collect.untracked(path.as_ref());
     }
-    .context("cannot compare the index with the work tree")?;
     match collect.error {
         Some(error) => Err(error),
         None => Ok(collect.records),
     }
 }
 
-/// What `index_worktree_status` does, without its threads: it runs the
-/// tracked-file check and the directory walk in two threads of their own,
-/// and on a small repository starting them costs more than the work.
-fn in_this_thread(
-    repo: &gix::Repository,
+/// Every untracked, not ignored path: the directory walk alone, on a
+/// repository handle of its own (gix handles stay in their thread).
+fn untracked_paths(
     root: &Path,
     index: &gix::index::File,
-    dirwalk: gix::dirwalk::Options,
-    submodules: Submodules,
-    collect: &mut Collect<'_>,
-) -> gix::error::Result<()> {
-    use gix::status::plumbing::index_as_worktree;
-    let interrupt = AtomicBool::new(false);
-    let source = gix::worktree::stack::state::attributes::Source::WorktreeThenIdMapping;
-    let stack = repo.attributes_only(index, source)?.detach();
-    let (filter, stack) = gix::filter::Pipeline::new(repo, stack)?.into_parts();
-    let (pathspec, _) = repo
-        .pathspec(false, None::<&str>, true, index, source)?
-        .into_parts();
-    let objects = repo
-        .objects
-        .clone()
-        .into_arc()
-        .map_err(gix::error::Error::from_error)?;
-    index_as_worktree(
+    options: gix::dirwalk::Options,
+) -> Result<Vec<BString>> {
+    let repo = open(root)?;
+    let mut found = Untracked(Vec::new());
+    repo.dirwalk(
         index,
-        root,
-        &mut *collect,
-        FastEq,
-        submodules,
-        objects,
-        &mut gix::progress::Discard,
-        index_as_worktree::Context {
-            pathspec,
-            stack,
-            filter,
-            should_interrupt: &interrupt,
-        },
-        index_as_worktree::Options {
-            fs: repo.filesystem_options()?,
-            thread_limit: Some(1),
-            stat: repo.stat_options()?,
-            fscache: false,
-        },
-    )?;
-    repo.dirwalk(index, None::<&str>, &interrupt, dirwalk, collect)?;
-    Ok(())
+        None::<&str>,
+        &AtomicBool::new(false),
+        options,
+        &mut found,
+    )
+    .context("cannot walk the work tree")?;
+    Ok(found.0)
 }
 
-/// Gathers [`modified`] and [`untracked`] records as the status finds
-/// them, from either way of running it.
+struct Untracked(Vec<BString>);
+
+impl gix::dir::walk::Delegate for Untracked {
+    fn emit(
+        &mut self,
+        entry: gix::dir::EntryRef<'_>,
+        _collapsed_directory_status: Option<gix::dir::entry::Status>,
+    ) -> gix::dir::walk::Action {
+        // As `git status` (and gix's own status): sockets, FIFOs and the
+        // like are never shown as untracked.
+        if entry.disk_kind != Some(gix::dir::entry::Kind::Untrackable) {
+            self.0.push(entry.rela_path.into_owned());
+        }
+        std::ops::ControlFlow::Continue(())
+    }
+}
+
+/// Gathers [`modified`] and [`untracked`] records as the status finds them.
 struct Collect<'a> {
     root: &'a Path,
     memo: &'a mut Memo,
@@ -331,7 +327,6 @@ impl Collect<'_> {
     }
 }
 
-/// Entries from `index_worktree_status` (more than one thread).
 impl<'index> gix::status::plumbing::index_as_worktree_with_renames::VisitEntry<'index>
     for Collect<'_>
 {
@@ -350,43 +345,6 @@ impl<'index> gix::status::plumbing::index_as_worktree_with_renames::VisitEntry<'
             WorktreeEntry::Rewrite { dirwalk_entry, .. } => {
                 self.untracked(dirwalk_entry.rela_path.as_ref())
             }
-        }
-    }
-}
-
-/// Tracked entries, in this thread.
-impl<'index> gix::status::plumbing::index_as_worktree::VisitEntry<'index> for Collect<'_> {
-    type ContentChange = ();
-    type SubmoduleStatus = gix::submodule::Status;
-
-    fn visit_entry(
-        &mut self,
-        _entries: &'index [gix::index::Entry],
-        _entry: &'index gix::index::Entry,
-        _entry_index: usize,
-        rela_path: &'index BStr,
-        status: EntryStatus<(), gix::submodule::Status>,
-    ) {
-        self.modified(rela_path, status);
-    }
-}
-
-/// Untracked entries from the directory walk, in this thread.
-impl gix::dir::walk::Delegate for Collect<'_> {
-    fn emit(
-        &mut self,
-        entry: gix::dir::EntryRef<'_>,
-        _collapsed_directory_status: Option<gix::dir::entry::Status>,
-    ) -> gix::dir::walk::Action {
-        // As `git status` (and gix's own status): sockets, FIFOs and the
-        // like are never shown as untracked.
-        if entry.disk_kind != Some(gix::dir::entry::Kind::Untrackable) {
-            self.untracked(entry.rela_path.as_ref());
-        }
-        if self.error.is_some() {
-            std::ops::ControlFlow::Break(())
-        } else {
-            std::ops::ControlFlow::Continue(())
         }
     }
 }
@@ -670,8 +628,9 @@ mod tests {
         records
     }
 
-    /// The small-repository path (one thread) and gix's own threaded
-    /// status must see exactly the same changes.
+    /// The small-repository path (one thread, gix's status) and the large
+    /// one (the directory walk in a thread of its own) must see exactly the
+    /// same changes.
     #[test]
     fn one_thread_and_many_threads_agree() {
         use std::os::unix::fs::{PermissionsExt, symlink};
