@@ -41,7 +41,6 @@ pub fn load(engine: &Engine, wasm: &[u8], hash: &str) -> Result<Module> {
 }
 
 /// What a seal holds: the entry's checksum and its stat data when sealed.
-#[derive(PartialEq)]
 struct Seal {
     blake3: String,
     stat: Option<[i64; 6]>,
