@@ -387,6 +387,18 @@ mod tests {
     use super::*;
     use prove_it_gate::abi::{IMPORT_MODULE, import};
 
+    /// The cache is keyed by these hashes: one that did not match its
+    /// module would serve a stale compiled policy after an upgrade.
+    #[test]
+    fn built_in_hashes_are_the_modules_hashes() {
+        for (module, hash) in [
+            (DEFAULT_POLICY, DEFAULT_POLICY_HASH),
+            (STRICT_POLICY, STRICT_POLICY_HASH),
+        ] {
+            assert_eq!(blake3::hash(module).to_hex().as_str(), hash);
+        }
+    }
+
     #[test]
     fn default_policy_imports_only_capabilities_and_wasi() {
         let engine = engine().expect("engine");
