@@ -18,13 +18,20 @@ command -v rustup >/dev/null || die "rustup is missing: prove-it needs it to add
 say "adding the wasm32-wasip1 target (the policy is built for it)"
 rustup target add wasm32-wasip1 >/dev/null
 
-say "building prove-it in release (the first build takes a few minutes)"
-cargo build --release --locked -p prove-it
+# shellcheck source=host/link.sh
+. host/link.sh
+if [ "$link_mode" = static ]; then
+  say "building prove-it in release, linked statically (the first build takes a few minutes)"
+else
+  say "$link_note"
+  say "building prove-it in release (the first build takes a few minutes)"
+fi
+cargo build --release --locked -p prove-it ${target_args[@]+"${target_args[@]}"}
 
 prefix="${PREFIX:-$HOME/.local}"
 mkdir -p "$prefix/bin"
-install -m 0755 target/release/prove-it "$prefix/bin/prove-it"
-say "installed $prefix/bin/prove-it ($("$prefix/bin/prove-it" --version))"
+install -m 0755 "$target_root/release/prove-it" "$prefix/bin/prove-it"
+say "installed $prefix/bin/prove-it ($("$prefix/bin/prove-it" --version), linked $link_mode)"
 
 case ":$PATH:" in
   *":$prefix/bin:"*) ;;

@@ -34,6 +34,14 @@ plugin="$tmp/home/.claude/plugins/cache/whynext/prove-it/$version"
 check "the plugin is installed in Claude Code" test -f "$plugin/plugin/hooks.json"
 check "the installed plugin holds no build output" test ! -e "$plugin/target"
 check "progress is shown" grep -q "registering the plugin with Claude Code" "$tmp/second.log"
+# host/link.sh decides how it is linked (statically on Linux with glibc,
+# when libc.a is there); a dynamic binary names its loader (INTERP).
+link_mode=$(. host/link.sh && echo "$link_mode")
+check "it says how prove-it is linked ($link_mode)" grep -q "linked $link_mode" "$tmp/second.log"
+if [ "$link_mode" = static ]; then
+  check "the installed prove-it is linked statically" \
+    bash -c '! readelf -lW "$1" | grep -q INTERP' _ "$tmp/prefix/bin/prove-it"
+fi
 
 set +e
 env HOME="$tmp/home" PATH=/usr/bin:/bin ./install.sh >"$tmp/nocargo.log" 2>&1

@@ -68,6 +68,19 @@ fn write_module(sb: &Sandbox, name: &str, bytes: &[u8]) -> PathBuf {
     path
 }
 
+/// A gated repo whose session "s" started under the module `bytes` (chosen
+/// with `PROVE_IT_POLICY`), with one changed file `changed`: the next stop
+/// has work to judge.
+fn session_under(bytes: &[u8], changed: &str) -> (Sandbox, Repo) {
+    let mut sb = Sandbox::new();
+    let path = write_module(&sb, "policy.wasm", bytes);
+    sb.set("PROVE_IT_POLICY", path.to_str().expect("utf-8"));
+    let repo = gated_repo(&sb);
+    repo.start("s");
+    repo.write(changed, "x");
+    (sb, repo)
+}
+
 /// Each broken module: contained, named, and the default still blocks.
 #[test]
 fn adversarial_modules_are_contained_named_and_never_a_silent_pass() {
@@ -123,12 +136,7 @@ fn adversarial_modules_are_contained_named_and_never_a_silent_pass() {
         ),
     ];
     for (what, bytes, named) in cases {
-        let mut sb = Sandbox::new();
-        let path = write_module(&sb, "policy.wasm", &bytes);
-        sb.set("PROVE_IT_POLICY", path.to_str().expect("utf-8"));
-        let repo = gated_repo(&sb);
-        repo.start("s");
-        repo.write("broken", "x");
+        let (_sb, repo) = session_under(&bytes, "broken");
         let began = Instant::now();
         let out = repo.stop("s", false);
         let took = began.elapsed();
@@ -147,6 +155,88 @@ fn adversarial_modules_are_contained_named_and_never_a_silent_pass() {
         assert!(
             took < Duration::from_secs(5),
             "a module that {what} took {took:?}"
+        );
+    }
+}
+
+/// A module that floods stderr (2 MiB) and then traps: the user's message
+/// shows the start of what it printed, bounded (the host keeps at most
+/// 16 KiB of it and shows 500 characters), beside the default policy's
+/// decision.
+#[test]
+fn a_module_flooding_stderr_is_capped_and_still_named() {
+    let flood = module(
+        1,
+        "(local $i i32)
+         (memory.fill (i32.const 32768) (i32.const 65) (i32.const 16384))
+         (i32.store (i32.const 100) (i32.const 32768))
+         (i32.store (i32.const 104) (i32.const 16384))
+         (loop $l
+           (drop (call $fd_write (i32.const 2) (i32.const 100) (i32.const 1) (i32.const 200)))
+           (local.set $i (i32.add (local.get $i) (i32.const 1)))
+           (br_if $l (i32.lt_u (local.get $i) (i32.const 128))))
+         unreachable",
+        r#"(import "wasi_snapshot_preview1" "fd_write" (func $fd_write (param i32 i32 i32 i32) (result i32)))"#,
+    );
+    let (_sb, repo) = session_under(&flood, "broken");
+    let out = repo.stop("s", false);
+    out.assert_blocked_with("1 failed, 41 passed");
+    let message = out.message();
+    assert!(
+        message.contains("the policy printed: AAAA"),
+        "the start of what it printed is shown\n{out}"
+    );
+    assert!(message.contains("default policy decided instead"), "{out}");
+    assert!(
+        message.len() < 4_000,
+        "the message is bounded, not 2 MiB: {} bytes",
+        message.len()
+    );
+}
+
+/// A module writing session state: a small state is kept; one over the
+/// host's cap (256 KiB) is refused and leaves no trace, and the module's
+/// decision still reaches the user.
+#[test]
+fn session_state_over_the_cap_is_refused_and_a_small_one_kept() {
+    // Request `{"value":"xxx…"}` with `n` x's, built at 256 KiB in memory.
+    let writes = |n: usize| {
+        module(
+            1,
+            &format!(
+                "(drop (memory.grow (i32.const 9)))
+                 (memory.copy (i32.const 262144) (i32.const 1024) (i32.const 10))
+                 (memory.fill (i32.const 262154) (i32.const 120) (i32.const {n}))
+                 (i32.store8 (i32.const {q}) (i32.const 34))
+                 (i32.store8 (i32.const {b}) (i32.const 125))
+                 (drop (call $session_write (i32.const 262144) (i32.const {len})))
+                 {BLOCKS}",
+                q = 262_154 + n,
+                b = 262_155 + n,
+                len = 12 + n,
+            ),
+            r#"(import "prove_it" "session_write" (func $session_write (param i32 i32) (result i64)))
+               (data (i32.const 1024) "{\"value\":\"")"#,
+        )
+    };
+    let holds_state = |sb: &Sandbox| {
+        crate::util::files_under(&sb.state_dir())
+            .iter()
+            .filter(|f| f.ends_with(".json"))
+            .any(|f| {
+                std::fs::read_to_string(sb.state_dir().join(f))
+                    .is_ok_and(|text| text.contains("xxxxxxxxxx"))
+            })
+    };
+    for (n, kept) in [(1_000, true), (300_000, false)] {
+        let (sb, repo) = session_under(&writes(n), "work.txt");
+        repo.stop("s", false)
+            .assert_blocked_with("custom policy says no");
+        assert_eq!(
+            holds_state(&sb),
+            kept,
+            "session state of {n} bytes kept: {:?}",
+            crate::util::files_under(&sb.state_dir())
         );
     }
 }
