@@ -294,6 +294,45 @@ fn a_custom_policy_decides_and_is_pinned_for_the_session() {
         .assert_blocked_with("policy B says no");
 }
 
+/// The session's copy of its policy is read only to compile it: with the
+/// compiled module cached, a missing copy changes nothing; a copy changed
+/// in the state dir is refused when it would be compiled (the default
+/// decides and the user is told), never run or cached under the pinned hash.
+#[test]
+fn a_changed_copy_of_the_pinned_policy_is_refused_not_compiled() {
+    let (sb, mut repo) = session_under(&with_reason("pinned policy says no"), "broken");
+    // A cache of its own, to empty below.
+    let cache = sb.tmp.path().join("cache");
+    repo.env.insert(
+        "PROVE_IT_CACHE_DIR".into(),
+        cache.to_str().expect("utf-8").into(),
+    );
+    repo.stop("s", false)
+        .assert_blocked_with("pinned policy says no");
+
+    let copies: Vec<_> = crate::util::files_under(&sb.state_dir())
+        .into_iter()
+        .filter(|f| f.starts_with("policies/"))
+        .collect();
+    assert_eq!(copies.len(), 1, "one pinned copy: {copies:?}");
+    let copy = sb.state_dir().join(&copies[0]);
+    std::fs::remove_file(&copy).expect("rm copy");
+    repo.stop("s", false)
+        .assert_blocked_with("pinned policy says no");
+
+    std::fs::write(&copy, with_reason("tampered policy says yes")).expect("tamper");
+    std::fs::remove_dir_all(&cache).expect("empty the cache");
+    for _ in 0..2 {
+        let out = repo.stop("s", false);
+        out.assert_blocked_with("1 failed, 41 passed");
+        assert!(
+            out.message().contains("was changed since it was pinned")
+                && out.message().contains("default policy decided instead"),
+            "{out}"
+        );
+    }
+}
+
 #[test]
 fn the_repository_can_choose_its_policy() {
     let sb = Sandbox::new();

@@ -8,12 +8,18 @@
 //! custom module is copied into the state dir under its content hash and
 //! the session keeps using that copy. An agent that writes or swaps a module
 //! mid-session changes nothing for the session; the user is told.
+//!
+//! At later events nothing is read or hashed that need not be: the pinned
+//! copy is read only when its compiled form is not in the module cache, and
+//! the chosen file (to tell the user it changed) is hashed again only when
+//! its stat data differs from when it was last hashed.
 
 use crate::capability::state::{self, private_dir, write_atomic};
 use crate::runtime::{
     self, DEFAULT_POLICY, DEFAULT_POLICY_HASH, STRICT_POLICY, STRICT_POLICY_HASH,
 };
 use crate::settings;
+use anyhow::Context;
 use serde::{Deserialize, Serialize};
 use std::borrow::Cow;
 use std::path::{Path, PathBuf};
@@ -34,9 +40,20 @@ const BUILTIN: [(&str, &[u8], &str); 2] = [
 pub struct Policy {
     /// For people: `default`, `strict`, or the module's path and origin.
     pub label: String,
-    pub bytes: Cow<'static, [u8]>,
+    module: Module,
     /// Content hash (hex).
     pub hash: String,
+}
+
+/// Where a policy's module bytes are.
+enum Module {
+    /// Built into the host.
+    BuiltIn(&'static [u8]),
+    /// Read from a file.
+    Read(Vec<u8>),
+    /// A session's pinned copy in the state dir, read only when the module
+    /// must be compiled: the compiled form is cached under the hash.
+    Stored(PathBuf),
 }
 
 impl Policy {
@@ -49,7 +66,38 @@ impl Policy {
         Policy {
             label,
             hash: hash(&bytes),
-            bytes: Cow::Owned(bytes),
+            module: Module::Read(bytes),
+        }
+    }
+
+    /// The module's bytes. A stored copy is checked against the pinned
+    /// hash when read: a copy changed in the state dir is refused, never
+    /// compiled and cached under the hash it no longer has.
+    pub fn bytes(&self) -> anyhow::Result<Cow<'_, [u8]>> {
+        match &self.module {
+            Module::BuiltIn(bytes) => Ok(Cow::Borrowed(bytes)),
+            Module::Read(bytes) => Ok(Cow::Borrowed(bytes)),
+            Module::Stored(path) => {
+                let bytes = read_module(path).with_context(|| {
+                    format!("cannot read the session's copy `{}`", path.display())
+                })?;
+                if hash(&bytes) != self.hash {
+                    anyhow::bail!(
+                        "the session's copy `{}` was changed since it was pinned; start a new session to pin the policy again",
+                        path.display()
+                    );
+                }
+                Ok(Cow::Owned(bytes))
+            }
+        }
+    }
+
+    /// The module's size in bytes (for people).
+    pub fn size(&self) -> u64 {
+        match &self.module {
+            Module::BuiltIn(bytes) => bytes.len() as u64,
+            Module::Read(bytes) => bytes.len() as u64,
+            Module::Stored(path) => std::fs::metadata(path).map_or(0, |m| m.len()),
         }
     }
 
@@ -59,12 +107,12 @@ impl Policy {
         event: &prove_it_gate::abi::Event,
         host: H,
     ) -> anyhow::Result<prove_it_gate::abi::Decision> {
-        runtime::run(&self.bytes, &self.hash, event, host)
+        runtime::run(|| self.bytes(), &self.hash, event, host)
     }
 
     /// Loads this policy without running it (see [`runtime::check`]).
     pub fn check(&self) -> anyhow::Result<runtime::ModuleInfo> {
-        runtime::check(&self.bytes, &self.hash)
+        runtime::check(|| self.bytes(), &self.hash)
     }
 
     pub fn is_default(&self) -> bool {
@@ -82,6 +130,18 @@ impl Policy {
 struct Pin {
     label: String,
     hash: String,
+    /// The chosen module file as last hashed (pins written before this
+    /// field have none: the file is hashed once more).
+    #[serde(default)]
+    seen: Option<Seen>,
+}
+
+/// A module file's stat data and the hash of its content at that stat.
+#[derive(Clone, PartialEq, Serialize, Deserialize)]
+struct Seen {
+    path: PathBuf,
+    stat: [i64; 6],
+    hash: String,
 }
 
 /// A built-in policy by name.
@@ -89,7 +149,7 @@ pub fn builtin(name: &str) -> Option<Policy> {
     let (label, bytes, hash) = BUILTIN.iter().find(|(n, _, _)| *n == name)?;
     Some(Policy {
         label: label.to_string(),
-        bytes: Cow::Borrowed(bytes),
+        module: Module::BuiltIn(bytes),
         hash: hash.to_string(),
     })
 }
@@ -98,27 +158,76 @@ fn hash(bytes: &[u8]) -> String {
     blake3::hash(bytes).to_hex().to_string()
 }
 
-/// The policy the person chooses now (not pinned).
-pub fn chosen(root: &Path) -> Result<Policy, String> {
-    let named = std::env::var(POLICY_VAR)
-        .ok()
-        .filter(|v| !v.trim().is_empty());
-    let (path, origin) = match named.as_deref().map(str::trim) {
-        Some(name) if builtin(name).is_some() => return Ok(builtin(name).expect("checked")),
-        Some(path) => (root.join(path), POLICY_VAR),
-        None if root.join(REPO_POLICY).exists() => (root.join(REPO_POLICY), REPO_POLICY),
-        None => return Ok(Policy::default_policy()),
-    };
-    let bytes = read_module(&path).map_err(|e| {
+/// What the person chooses: a built-in policy, or a module file.
+enum Choice {
+    BuiltIn(Policy),
+    File { path: PathBuf, origin: &'static str },
+}
+
+impl Choice {
+    fn now(root: &Path) -> Choice {
+        let named = std::env::var(POLICY_VAR)
+            .ok()
+            .filter(|v| !v.trim().is_empty());
+        match named.as_deref().map(str::trim) {
+            Some(name) if builtin(name).is_some() => {
+                Choice::BuiltIn(builtin(name).expect("checked"))
+            }
+            Some(path) => Choice::File {
+                path: root.join(path),
+                origin: POLICY_VAR,
+            },
+            None if root.join(REPO_POLICY).exists() => Choice::File {
+                path: root.join(REPO_POLICY),
+                origin: REPO_POLICY,
+            },
+            None => Choice::BuiltIn(Policy::default_policy()),
+        }
+    }
+
+    fn label(path: &Path, origin: &str) -> String {
+        format!("`{}` (from {origin})", path.display())
+    }
+
+    fn unreadable(path: &Path, origin: &str, e: impl std::fmt::Display) -> String {
         format!(
             "the policy `{}` (from {origin}) cannot be read: {e}",
             path.display()
         )
-    })?;
-    Ok(Policy::from_file(
-        format!("`{}` (from {origin})", path.display()),
-        bytes,
-    ))
+    }
+}
+
+/// The policy the person chooses now (not pinned), read.
+pub fn chosen(root: &Path) -> Result<Policy, String> {
+    match Choice::now(root) {
+        Choice::BuiltIn(policy) => Ok(policy),
+        Choice::File { path, origin } => {
+            let bytes = read_module(&path).map_err(|e| Choice::unreadable(&path, origin, e))?;
+            Ok(Policy::from_file(Choice::label(&path, origin), bytes))
+        }
+    }
+}
+
+/// The hash of the module file at `path`: `seen`'s when the file's stat
+/// data is the one `seen` recorded; else the file is read and hashed, and
+/// `seen` records it once the file has settled.
+fn file_hash(path: &Path, seen: &mut Option<Seen>) -> std::io::Result<String> {
+    let stat = state::stamp(&std::fs::metadata(path)?);
+    if let Some(known) = seen.as_ref().filter(|s| s.path == path && s.stat == stat) {
+        return Ok(known.hash.clone());
+    }
+    let hash = hash(&read_module(path)?);
+    // Racy-git rule: a file modified within the last two seconds could
+    // change again without its stat data changing; do not remember it.
+    let settled = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .is_ok_and(|now| now.as_secs() as i64 > stat[1] + 2);
+    *seen = settled.then(|| Seen {
+        path: path.to_path_buf(),
+        stat,
+        hash: hash.clone(),
+    });
+    Ok(hash)
 }
 
 fn read_module(path: &Path) -> std::io::Result<Vec<u8>> {
@@ -142,48 +251,58 @@ fn read_module(path: &Path) -> std::io::Result<Vec<u8>> {
 pub fn in_force(root: &Path, session_id: &str, notes: &mut Vec<String>) -> Policy {
     let state_dir = settings::state_dir();
     let pin_path = state::pin_file(&state_dir, root, session_id);
-    let now = chosen(root);
-    if let Some(pin) = std::fs::read(&pin_path)
+    let choice = Choice::now(root);
+    if let Some(mut pin) = std::fs::read(&pin_path)
         .ok()
         .and_then(|b| serde_json::from_slice::<Pin>(&b).ok())
     {
-        let pinned = match builtin(&pin.label) {
-            Some(policy) => Ok(policy),
-            None => read_module(&stored(&state_dir, &pin.hash))
-                .map(|bytes| Policy {
-                    label: pin.label.clone(),
-                    hash: pin.hash.clone(),
-                    bytes: Cow::Owned(bytes),
-                })
-                .map_err(|e| e.to_string()),
+        let policy = builtin(&pin.label).unwrap_or_else(|| Policy {
+            label: pin.label.clone(),
+            hash: pin.hash.clone(),
+            module: Module::Stored(stored(&state_dir, &pin.hash)),
+        });
+        let seen_before = pin.seen.clone();
+        let now = match &choice {
+            Choice::BuiltIn(now) => Ok((now.label.clone(), now.hash.clone())),
+            Choice::File { path, origin } => file_hash(path, &mut pin.seen)
+                .map(|hash| (Choice::label(path, origin), hash))
+                .map_err(|e| Choice::unreadable(path, origin, e)),
         };
-        return match pinned {
-            Ok(policy) => {
-                match &now {
-                    Ok(now) if now.hash != policy.hash => notes.push(format!(
-                        "prove-it: the policy changed since this session started (now {}); this session keeps {}. The change applies from the next session.",
-                        now.label, policy.label
-                    )),
-                    Ok(_) => {}
-                    // Said at every event while it lasts: the person chose
-                    // a policy that is not the one deciding.
-                    Err(e) => notes.push(format!("prove-it: {e}; this session uses the {} policy.", policy.label)),
-                }
-                policy
+        match now {
+            Ok((label, hash)) if hash != policy.hash => notes.push(format!(
+                "prove-it: the policy changed since this session started (now {label}); this session keeps {}. The change applies from the next session.",
+                policy.label
+            )),
+            Ok(_) => {}
+            // Said at every event while it lasts: the person chose a
+            // policy that is not the one deciding.
+            Err(e) => notes.push(format!(
+                "prove-it: {e}; this session uses the {} policy.",
+                policy.label
+            )),
+        }
+        if pin.seen != seen_before {
+            // Only a speed-up: a pin whose `seen` cannot be updated still
+            // pins, and the file is hashed again next time.
+            if let Ok(bytes) = serde_json::to_vec(&pin) {
+                let _ = write_atomic(&pin_path, &bytes);
             }
+        }
+        return policy;
+    }
+    let policy = match choice {
+        Choice::BuiltIn(policy) => policy,
+        Choice::File { path, origin } => match read_module(&path) {
+            Ok(bytes) => Policy::from_file(Choice::label(&path, origin), bytes),
             Err(e) => {
                 notes.push(format!(
-                    "prove-it: this session's policy {} could not be loaded from the state dir ({e}); the default policy is in force.",
-                    pin.label
+                    "prove-it: {}; the default policy is in force.",
+                    Choice::unreadable(&path, origin, e)
                 ));
                 Policy::default_policy()
             }
-        };
-    }
-    let policy = now.unwrap_or_else(|e| {
-        notes.push(format!("prove-it: {e}; the default policy is in force."));
-        Policy::default_policy()
-    });
+        },
+    };
     if let Err(e) = pin(&state_dir, &pin_path, &policy) {
         notes.push(format!(
             "prove-it: could not pin this session's policy: {e:#}"
@@ -201,13 +320,62 @@ fn pin(state_dir: &Path, pin_path: &Path, policy: &Policy) -> anyhow::Result<()>
         let copy = stored(state_dir, &policy.hash);
         private_dir(copy.parent().expect("in the policies dir"))?;
         if !copy.exists() {
-            write_atomic(&copy, &policy.bytes)?;
+            write_atomic(&copy, &policy.bytes()?)?;
         }
     }
     private_dir(pin_path.parent().expect("in the sessions dir"))?;
+    // `seen` is filled at the next event, which hashes the file once more: a
+    // stat taken here, apart from the read, could belong to other bytes if
+    // the file is being written.
     let pin = Pin {
         label: policy.label.clone(),
         hash: policy.hash.clone(),
+        seen: None,
     };
     write_atomic(pin_path, &serde_json::to_vec(&pin)?)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::time::{Duration, SystemTime};
+
+    /// The chosen module file is hashed again only when its stat data
+    /// changed, and remembered only once it has settled.
+    #[test]
+    fn a_module_file_is_rehashed_only_when_its_stat_changes() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let path = dir.path().join("policy.wasm");
+        std::fs::write(&path, b"first").expect("write");
+        let old = SystemTime::now() - Duration::from_secs(60);
+        std::fs::File::options()
+            .write(true)
+            .open(&path)
+            .and_then(|f| f.set_modified(old))
+            .expect("set mtime");
+
+        let mut seen = None;
+        assert_eq!(file_hash(&path, &mut seen).expect("hash"), hash(b"first"));
+        assert!(seen.is_some(), "a settled file is remembered");
+
+        // Unchanged stat: the remembered hash is trusted, the file not read
+        // (a planted hash comes back).
+        seen.as_mut().expect("seen").hash = "planted".into();
+        assert_eq!(file_hash(&path, &mut seen).expect("hash"), "planted");
+
+        // Written now: hashed again, and not remembered while it is fresh.
+        std::fs::write(&path, b"second").expect("write");
+        assert_eq!(file_hash(&path, &mut seen).expect("hash"), hash(b"second"));
+        assert!(seen.is_none(), "a file written just now is not remembered");
+
+        // What was remembered for another path is not used for this one,
+        // even with this file's very stat data.
+        let stat = state::stamp(&std::fs::metadata(&path).expect("stat"));
+        let mut other = Some(Seen {
+            path: dir.path().join("other.wasm"),
+            stat,
+            hash: "planted".into(),
+        });
+        assert_eq!(file_hash(&path, &mut other).expect("hash"), hash(b"second"));
+    }
 }

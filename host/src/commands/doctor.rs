@@ -179,7 +179,7 @@ fn policy_row(report: &mut Report, dir: &Path) {
             format!(
                 "{}, ABI {ABI_VERSION}, {} KiB, loads",
                 policy.label,
-                policy.bytes.len() / 1024
+                policy.size() / 1024
             ),
         ),
         Err(e) if policy.is_default() => report.row(

@@ -15,7 +15,7 @@ pub fn check(file: &str) -> Result<ExitCode> {
     println!(
         "policy {} ({} KiB, blake3 {})",
         policy.label,
-        policy.bytes.len() / 1024,
+        policy.size() / 1024,
         &policy.hash[..16]
     );
     match policy.check() {

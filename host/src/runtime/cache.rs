@@ -14,13 +14,19 @@
 
 use crate::capability::state::stamp;
 use anyhow::{Result, anyhow};
+use std::borrow::Cow;
 use std::fs::File;
 use std::io::{Seek, SeekFrom};
 use std::path::{Path, PathBuf};
 use wasmtime::{Engine, Module};
 
-/// Loads `wasm`, whose blake3 hash is `hash`, compiling it on a miss.
-pub fn load(engine: &Engine, wasm: &[u8], hash: &str) -> Result<Module> {
+/// Loads the module whose blake3 hash is `hash`; on a miss, compiles the
+/// bytes `wasm` gives.
+pub fn load<'m>(
+    engine: &Engine,
+    wasm: impl FnOnce() -> Result<Cow<'m, [u8]>>,
+    hash: &str,
+) -> Result<Module> {
     let path = entry(&crate::settings::cache_dir(), engine, hash);
     let seal_path = path.with_extension("b3");
     if let Some(file) = sealed(&path, &seal_path) {
@@ -32,7 +38,7 @@ pub fn load(engine: &Engine, wasm: &[u8], hash: &str) -> Result<Module> {
             return Ok(module);
         }
     }
-    let module = Module::new(engine, wasm)
+    let module = Module::new(engine, &*wasm()?)
         .map_err(|e| anyhow!("the policy is not a valid wasm module: {e}"))?;
     if let Ok(bytes) = module.serialize() {
         let _ = store(&path, &seal_path, &bytes);

@@ -11,6 +11,7 @@ mod link;
 
 use anyhow::{Context, Result, anyhow, bail};
 use prove_it_gate::abi::{ABI_VERSION, Decision, Event, Host, export, unpack};
+use std::borrow::Cow;
 use wasmtime::{Config, Engine, Linker, Memory, Store, StoreLimits, StoreLimitsBuilder, Trap};
 use wasmtime_wasi::WasiCtxBuilder;
 use wasmtime_wasi::p1::WasiP1Ctx;
@@ -106,10 +107,11 @@ impl wasmtime::ResourceLimiter for Limits {
     }
 }
 
-/// Runs `module` (wasm bytes whose blake3 hash is `hash`) on `event` with
-/// `host` as its capabilities.
-pub fn run<H: Host + Send + 'static>(
-    module: &[u8],
+/// Runs the module whose blake3 hash is `hash` on `event` with `host` as
+/// its capabilities. `module` gives its wasm bytes, asked for only when the
+/// compiled form is not in the cache.
+pub fn run<'m, H: Host + Send + 'static>(
+    module: impl FnOnce() -> Result<Cow<'m, [u8]>>,
     hash: &str,
     event: &Event,
     host: H,
@@ -176,9 +178,10 @@ pub struct ModuleInfo {
     pub exports: Vec<String>,
 }
 
-/// Loads `module` (from the cache when it can), links it and checks its ABI
-/// version, without deciding anything: for `doctor` and `policy check`.
-pub fn check(module: &[u8], hash: &str) -> Result<ModuleInfo> {
+/// Loads the module (from the cache when it can; see [`run`]), links it
+/// and checks its ABI version, without deciding anything: for `doctor` and
+/// `policy check`.
+pub fn check<'m>(module: impl FnOnce() -> Result<Cow<'m, [u8]>>, hash: &str) -> Result<ModuleInfo> {
     let engine = engine()?;
     let module = cache::load(&engine, module, hash)?;
     let info = ModuleInfo {
