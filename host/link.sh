@@ -4,8 +4,8 @@
 #
 # On Linux with glibc, prove-it is linked statically, as a static PIE (so
 # address randomisation stays on). The hook is a new process at every stop,
-# and loading libc, libm and libgcc_s as shared libraries costs about 0.6 ms
-# of each start on the benchmark machine, about 15% of a read-only stop
+# and loading libc, libm and libgcc_s as shared libraries costs 0.7 to
+# 1.0 ms of each start on the benchmark machine, a fifth of a read-only stop
 # (BENCHMARKS.md). Static linking needs the C library's static archive,
 # libc.a (Debian and Ubuntu: libc6-dev; Fedora: glibc-static). Without it,
 # or on other systems, prove-it is linked dynamically, and says so.
@@ -35,7 +35,7 @@ case "$host_triple" in
       target_root="target/$host_triple"
       export RUSTFLAGS="${RUSTFLAGS:+$RUSTFLAGS }-C target-feature=+crt-static"
     else
-      link_note="libc.a (the C library's static archive) was not found, so prove-it is linked dynamically: each stop costs about 0.6 ms more. Install libc6-dev (Debian, Ubuntu) or glibc-static (Fedora) for the static build."
+      link_note="libc.a (the C library's static archive) was not found, so prove-it is linked dynamically: each stop costs 0.7 to 1.0 ms more. Install libc6-dev (Debian, Ubuntu) or glibc-static (Fedora) for the static build."
     fi
     ;;
   *)

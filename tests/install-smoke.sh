@@ -43,12 +43,23 @@ if [ "$link_mode" = static ]; then
     bash -c '! readelf -lW "$1" | grep -q INTERP' _ "$tmp/prefix/bin/prove-it"
 fi
 
-set +e
-env HOME="$tmp/home" PATH=/usr/bin:/bin ./install.sh >"$tmp/nocargo.log" 2>&1
-status=$?
-set -e
-check "without cargo it fails" test "$status" -ne 0
-check "without cargo it says what to install" grep -q "cargo is missing" "$tmp/nocargo.log"
+# Each missing tool: install.sh stops before building and says what to
+# install. PATH holds only the tools named (and what the script itself needs).
+without() { # tool, the tools present...
+  local missing=$1; shift
+  local bin="$tmp/without-$missing"
+  mkdir -p "$bin"
+  for tool in bash dirname "$@"; do ln -sf "$(command -v "$tool")" "$bin/$tool"; done
+  set +e
+  env HOME="$tmp/home" PATH="$bin" ./install.sh >"$tmp/no-$missing.log" 2>&1
+  local status=$?
+  set -e
+  check "without $missing it fails" test "$status" -ne 0
+  check "without $missing it says what to install" grep -q "$missing is missing" "$tmp/no-$missing.log"
+}
+without cargo git rustup
+without git cargo rustup
+without rustup cargo git
 
 echo "install-smoke: $passed passed, $failed failed"
 test "$failed" -eq 0

@@ -35,7 +35,9 @@ fn shipped_manifests_parse_and_name_one_version() {
         let hook = &hooks["hooks"][event][0]["hooks"][0];
         let command = hook["command"].as_str().expect("command");
         assert!(
-            command.starts_with("bash \"${CLAUDE_PLUGIN_ROOT}/plugin/prove-it\" hook "),
+            // sh, not the execute bit (installs have dropped it); quoted
+            // for paths with spaces.
+            command.starts_with("sh \"${CLAUDE_PLUGIN_ROOT}/plugin/prove-it\" hook "),
             "{command}"
         );
     }
@@ -154,6 +156,26 @@ fn a_real_session_is_blocked_by_the_installed_stop_hook_until_verify_passes() {
     assert!(!repo.path("broken").exists());
 }
 
+/// The command line plugin/hooks.json (under `root`) gives the hook for
+/// `event` (`session-start`, `stop`, ...).
+fn hook_command(root: &std::path::Path, event: &str) -> String {
+    let hooks: Value = serde_json::from_str(
+        &std::fs::read_to_string(root.join("plugin/hooks.json")).expect("hooks.json"),
+    )
+    .expect("hooks.json is JSON");
+    let name = match event {
+        "session-start" => "SessionStart",
+        "user-prompt-submit" => "UserPromptSubmit",
+        "stop" => "Stop",
+        other => panic!("no hook event {other}"),
+    };
+    let command = hooks["hooks"][name][0]["hooks"][0]["command"]
+        .as_str()
+        .unwrap_or_else(|| panic!("hooks.json has no command for {name}"));
+    assert!(command.ends_with(&format!(" hook {event}")), "{command}");
+    command.to_string()
+}
+
 /// Runs the hooks.json command line for `event` through a shell, as Claude
 /// Code does, with the plugin root at `root`.
 fn launch(
@@ -163,7 +185,7 @@ fn launch(
     stdin: &str,
 ) -> std::process::Output {
     use std::io::Write;
-    let command = format!("bash \"${{CLAUDE_PLUGIN_ROOT}}/plugin/prove-it\" hook {event}");
+    let command = hook_command(root, event);
     let mut cmd = Command::new("sh");
     cmd.args(["-c", &command])
         .env_clear()

@@ -52,7 +52,7 @@ fn measure(cmd: &mut Command, input: &[u8]) -> Sample {
 /// How the binary at `path` is linked, from its ELF program headers: a
 /// dynamically linked executable names its loader (a `PT_INTERP` header).
 /// ./bench.sh measures the build ./install.sh installs; a plain
-/// `cargo bench` measures a dynamic one, about 0.6 ms slower per start.
+/// `cargo bench` measures a dynamic one, 0.7 to 1.0 ms slower per start.
 fn linking(path: &Path) -> &'static str {
     const PT_INTERP: u32 = 3;
     let Ok(elf) = std::fs::read(path) else {
@@ -137,16 +137,28 @@ impl Bench {
     }
 
     fn hook(&self, repo: &Path, event: &str, session: &str, extra: &[(&str, &str)]) -> Sample {
+        let mut cmd = Command::new(BIN);
+        cmd.args(["hook", event]);
+        self.run_hook(repo, session, &mut cmd, extra)
+    }
+
+    /// Runs `cmd` (a hook command line) in `repo` with this bench's
+    /// settings and then `extra`, on the input of an event of `session`.
+    fn run_hook(
+        &self,
+        repo: &Path,
+        session: &str,
+        cmd: &mut Command,
+        extra: &[(&str, &str)],
+    ) -> Sample {
         let input = format!(
             r#"{{"session_id":"{session}","cwd":"{}","source":"startup","stop_hook_active":false,"last_assistant_message":"done"}}"#,
             repo.display()
         );
-        let mut cmd = Command::new(BIN);
-        cmd.args(["hook", event])
-            .current_dir(repo)
+        cmd.current_dir(repo)
             .envs(self.env.iter().map(|(k, v)| (k, v)))
             .envs(extra.iter().copied());
-        measure(&mut cmd, input.as_bytes())
+        measure(cmd, input.as_bytes())
     }
 
     fn stop(&self, repo: &Path, session: &str) -> Sample {
@@ -344,6 +356,39 @@ fn main() {
         peak_mib(&stop_large),
         30.0,
         "MiB",
+    );
+
+    // What Claude Code runs: the Stop hook's command line from
+    // plugin/hooks.json, through `sh -c`, with the launcher finding this
+    // binary, alternating with the binary run directly.
+    let plugin_root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    let hooks: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(plugin_root.join("plugin/hooks.json")).expect("hooks.json"),
+    )
+    .expect("hooks.json is JSON");
+    let command = hooks["hooks"]["Stop"][0]["hooks"][0]["command"]
+        .as_str()
+        .expect("the Stop hook's command")
+        .to_string();
+    let (mut launched, mut bare) = (vec![], vec![]);
+    for _ in 0..runs {
+        let root = plugin_root.to_str().expect("utf-8");
+        launched.push(b.run_hook(
+            &small,
+            "s",
+            Command::new("sh").args(["-c", &command]),
+            &[("CLAUDE_PLUGIN_ROOT", root), ("PROVE_IT_BIN", BIN)],
+        ));
+        bare.push(b.stop(&small, "s"));
+    }
+    r.row(
+        "read-only Stop through the plugin's hook command",
+        format!("{:.2} ms", ms(&launched)),
+        format!(
+            "+{:.2} ms over the binary alone ({:.2} ms)",
+            ms(&launched) - ms(&bare),
+            ms(&bare)
+        ),
     );
 
     // A changed tree that already passed.
