@@ -256,6 +256,24 @@ fn launcher_without_the_host_says_what_to_run_and_exits_0() {
     );
     assert_eq!(out.status.code(), Some(0));
     assert!(String::from_utf8_lossy(&out.stdout).contains("NOT verified"));
+
+    // Nor is a hook run without HOME (the launcher looks under it).
+    let out = Command::new("sh")
+        .args([
+            "-c",
+            &format!("unset HOME; {}", hook_command(&root, "stop")),
+        ])
+        .env_clear()
+        .env("PATH", "/usr/bin:/bin")
+        .env("CLAUDE_PLUGIN_ROOT", &root)
+        .stdin(std::process::Stdio::null())
+        .output()
+        .expect("sh");
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    assert!(
+        String::from_utf8_lossy(&out.stdout).contains("NOT verified"),
+        "{out:?}"
+    );
 }
 
 #[test]
