@@ -358,8 +358,8 @@ fn main() {
         "MiB",
     );
 
-    // What Claude Code runs: the Stop hook's command line from
-    // plugin/hooks.json, through `sh -c`, with the launcher finding this
+    // The Stop hook's command line from plugin/hooks.json, run by a shell
+    // as Claude Code runs it (`sh -c` here), with the launcher finding this
     // binary, alternating with the binary run directly.
     let plugin_root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
     let hooks: serde_json::Value = serde_json::from_str(
