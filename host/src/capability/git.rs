@@ -632,7 +632,7 @@ mod tests {
     /// one (the directory walk in a thread of its own) must see exactly the
     /// same changes.
     #[test]
-    fn one_thread_and_many_threads_agree() {
+    fn one_thread_and_two_threads_agree() {
         use std::os::unix::fs::{PermissionsExt, symlink};
         let tmp = tempfile::tempdir().expect("tmp");
         let root = tmp.path();
