@@ -3,6 +3,7 @@
 mod claude;
 mod contract;
 mod e2e;
+mod fuzz;
 mod git_state;
 mod init_doctor;
 mod ledger;
@@ -10,5 +11,6 @@ mod plugin;
 mod policy_sandbox;
 mod regression;
 mod robustness;
+mod soak;
 mod util;
 mod verify_run;

@@ -216,11 +216,36 @@ impl Repo {
             }),
         )
     }
+
+    /// A stop whose `cwd` (in the input, and the process's) is `cwd`: where
+    /// the agent's last `cd` left it.
+    pub fn stop_in(&self, session: &str, cwd: &Path) -> Outcome {
+        let input = json!({
+            "session_id": session, "cwd": cwd, "hook_event_name": "Stop",
+            "stop_hook_active": false, "last_assistant_message": "Done.",
+        });
+        run_hook(cwd, &self.env, "stop", input.to_string().as_bytes())
+    }
+
+    /// A session start from `cwd`.
+    pub fn start_in(&self, session: &str, cwd: &Path) -> Outcome {
+        let input = json!({
+            "session_id": session, "cwd": cwd, "hook_event_name": "SessionStart",
+            "source": "startup",
+        });
+        run_hook(
+            cwd,
+            &self.env,
+            "session-start",
+            input.to_string().as_bytes(),
+        )
+    }
 }
 
-/// Runs the binary and collects what it did.
-pub fn run_hook(cwd: &Path, env: &BTreeMap<String, String>, event: &str, stdin: &[u8]) -> Outcome {
-    use std::io::Write;
+/// `prove-it hook <event>` in `cwd` with `env`, its stdio piped: inherited
+/// `PROVE_IT_*` and repository-locating `GIT_*` settings are removed, so
+/// only what the test sets applies.
+pub fn hook_command(cwd: &Path, env: &BTreeMap<String, String>, event: &str) -> Command {
     let mut cmd = Command::new(BIN);
     cmd.args(["hook", event])
         .current_dir(cwd)
@@ -228,12 +253,20 @@ pub fn run_hook(cwd: &Path, env: &BTreeMap<String, String>, event: &str, stdin: 
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
     for (key, _) in std::env::vars() {
-        if key.starts_with("PROVE_IT_") {
+        if key.starts_with("PROVE_IT_") || key == "GIT_DIR" || key == "GIT_WORK_TREE" {
             cmd.env_remove(key);
         }
     }
     git_env(&mut cmd).envs(env);
-    let mut child = cmd.spawn().expect("prove-it starts");
+    cmd
+}
+
+/// Runs the binary and collects what it did.
+pub fn run_hook(cwd: &Path, env: &BTreeMap<String, String>, event: &str, stdin: &[u8]) -> Outcome {
+    use std::io::Write;
+    let mut child = hook_command(cwd, env, event)
+        .spawn()
+        .expect("prove-it starts");
     child
         .stdin
         .take()

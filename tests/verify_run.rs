@@ -130,3 +130,59 @@ fn processes_a_finished_verify_sh_left_running_are_stopped() {
         "a background process outlived verify.sh"
     );
 }
+
+/// Issue 14, defect 5: the agent host cancels a running hook (the person
+/// interrupts, or the hook's timeout) by killing it. `verify.sh`'s process
+/// group then ran on to its end in the background, holding CPU, ports and
+/// locks, maybe writing into the tree. However the hook dies, the group goes.
+#[test]
+fn a_cancelled_hook_leaves_no_verify_sh_running() {
+    use std::io::Write;
+    for (signal, name) in [
+        (libc::SIGTERM, "TERM"),
+        (libc::SIGINT, "INT"),
+        (libc::SIGHUP, "HUP"),
+        (libc::SIGKILL, "KILL"),
+    ] {
+        let sb = Sandbox::new();
+        let repo = sb.repo("r");
+        let started = sb.tmp.path().join("started");
+        // Distinct durations mark this run's processes in /proc.
+        let (bg, fg) = (format!("4261.{signal}"), format!("4262.{signal}"));
+        repo.arm(&format!(
+            "sleep {bg} &\ntouch '{}'\nsh -c 'sleep {fg}'",
+            started.display()
+        ));
+        repo.start("s");
+        repo.write("x", "work");
+        let input = serde_json::json!({
+            "session_id": "s", "cwd": repo.root, "stop_hook_active": false,
+        });
+        let mut hook = crate::util::hook_command(&repo.root, &repo.env, "stop")
+            .spawn()
+            .expect("prove-it starts");
+        hook.stdin
+            .take()
+            .expect("stdin")
+            .write_all(input.to_string().as_bytes())
+            .expect("write");
+        let deadline = Instant::now() + Duration::from_secs(30);
+        while !started.exists() {
+            assert!(Instant::now() < deadline, "verify.sh never started");
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        std::thread::sleep(Duration::from_millis(100));
+        assert!(process_alive(&bg) && process_alive(&fg), "{name}: running");
+        // SAFETY: kill only sends a signal to the child we started.
+        unsafe { libc::kill(hook.id() as libc::pid_t, signal) };
+        hook.wait().expect("the hook ends");
+        let deadline = Instant::now() + Duration::from_secs(5);
+        while process_alive(&bg) || process_alive(&fg) {
+            assert!(
+                Instant::now() < deadline,
+                "SIG{name}: verify.sh's processes outlived the hook"
+            );
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+}

@@ -6,7 +6,7 @@
 //! and every failure to learn a fact ends in a message the user sees.
 
 use crate::abi::{
-    Decision, Event, EventKind, Fingerprint, Host, LedgerEntry, SessionRead, SessionWrite,
+    Action, Decision, Event, EventKind, Fingerprint, Host, LedgerEntry, SessionRead, SessionWrite,
     Settings, TreeState, VerifyFacts, VerifyOutcome, VerifyRun,
 };
 use serde::{Deserialize, Serialize};
@@ -139,7 +139,13 @@ fn user_prompt_submit(host: &mut impl Host) -> Result<Decision, String> {
 fn stop(event: &Event, host: &mut impl Host, rules: Rules) -> Result<Decision, String> {
     let settings = &event.settings;
     let mut notes = Vec::new();
-    let (saved, problem) = load(host.session_read()?);
+    // State that cannot be read is reported and counts as an unknown
+    // baseline: the gate still judges the tree rather than giving up.
+    let read = host.session_read().unwrap_or_else(|e| SessionRead {
+        value: None,
+        problem: Some(e),
+    });
+    let (saved, problem) = load(read);
     notes.extend(problem);
 
     let facts = host.verify_facts()?;
@@ -172,11 +178,18 @@ fn stop(event: &Event, host: &mut impl Host, rules: Rules) -> Result<Decision, S
         let key = Fingerprint {
             fingerprint: tree.fingerprint.clone(),
         };
-        if host.passed_check(&key)? {
-            return Ok(notes_only(notes));
+        match host.passed_check(&key) {
+            Ok(true) => return Ok(notes_only(notes)),
+            Ok(false) => {}
+            // Not knowing costs one run of `verify.sh`, never a pass.
+            Err(e) => notes.push(format!(
+                "prove-it: could not tell whether this state passed before ({e}), so it is checked."
+            )),
         }
         if settings.skip {
-            save(host, &session)?;
+            if let Err(e) = save(host, &session) {
+                notes.push(format!("prove-it: {e}."));
+            }
             notes.push(
                 "prove-it: PROVE_IT_SKIP=1 is set, so `./verify.sh` was not run: this turn ended WITHOUT verification."
                     .to_string(),
@@ -195,7 +208,9 @@ fn stop(event: &Event, host: &mut impl Host, rules: Rules) -> Result<Decision, S
                     ));
                 }
                 session.attempts = 0;
-                save(host, &session)?;
+                if let Err(e) = save(host, &session) {
+                    notes.push(format!("prove-it: {e}."));
+                }
                 notes.extend(changed_verify);
                 return Ok(notes_only(notes));
             }
@@ -209,6 +224,7 @@ fn stop(event: &Event, host: &mut impl Host, rules: Rules) -> Result<Decision, S
             notes.push(format!("prove-it: could not write the ledger: {e}"));
         }
     }
+    let attempts_before = session.attempts;
     let decision = if settings.max_blocks == 0 {
         // Warn only: every stop is its own stretch (the host never continues).
         session.attempts = 1;
@@ -232,8 +248,43 @@ fn stop(event: &Event, host: &mut impl Host, rules: Rules) -> Result<Decision, S
         );
         Decision::allow_with(unverified_warning(&caught, settings, &why))
     };
-    save(host, &session)?;
-    Ok(decision.with_notes(&notes))
+    match save(host, &session) {
+        Ok(()) => Ok(decision.with_notes(&notes)),
+        Err(e) => {
+            Ok(unsaved(decision, &caught, event, settings, attempts_before, &e).with_notes(&notes))
+        }
+    }
+}
+
+/// The decision on a caught stop whose session state could not be saved.
+///
+/// The failure is known, so it is never thrown away: the stop is still
+/// blocked with its output. But the gate can no longer count its attempts
+/// (the count it read will be read again), so it leans on the host's own
+/// flag: it blocks a stop that is not a retry and yields, loudly, on a
+/// retry after a block. The state problem is said beside the verdict.
+fn unsaved(
+    decision: Decision,
+    caught: &Caught,
+    event: &Event,
+    settings: &Settings,
+    attempts_before: u32,
+    error: &str,
+) -> Decision {
+    let problem = format!(
+        "prove-it: {error}. The gate cannot count its attempts while its state cannot be saved: it blocks a failing stop once, then lets the retry end with a warning. Run `prove-it doctor` to see why."
+    );
+    let retry = event.stop_hook_active || attempts_before >= settings.max_blocks;
+    let decision = if decision.action == Action::Block && retry {
+        Decision::allow_with(unverified_warning(
+            caught,
+            settings,
+            "the gate could not save its state, so it cannot count attempts and does not block a retry",
+        ))
+    } else {
+        decision
+    };
+    decision.with_notes(&[problem])
 }
 
 /// Reads saved session state; unreadable state becomes a problem to report

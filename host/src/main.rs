@@ -12,6 +12,8 @@ mod stacks;
 use std::process::ExitCode;
 
 fn main() -> ExitCode {
+    // SAFETY: first thing in main; no other thread exists yet.
+    unsafe { settings::scrub_repository_vars() };
     let cli = cli::parse();
     let result = match cli.command {
         cli::Command::Hook { event } => {

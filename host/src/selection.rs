@@ -18,7 +18,6 @@ use crate::capability::state::{self, private_dir, write_atomic};
 use crate::runtime::{
     self, DEFAULT_POLICY, DEFAULT_POLICY_HASH, STRICT_POLICY, STRICT_POLICY_HASH,
 };
-use crate::settings;
 use anyhow::Context;
 use serde::{Deserialize, Serialize};
 use std::borrow::Cow;
@@ -106,13 +105,14 @@ impl Policy {
         &self,
         event: &prove_it_gate::abi::Event,
         host: H,
+        cache_dir: &Path,
     ) -> anyhow::Result<prove_it_gate::abi::Decision> {
-        runtime::run(|| self.bytes(), &self.hash, event, host)
+        runtime::run(|| self.bytes(), &self.hash, event, host, cache_dir)
     }
 
     /// Loads this policy without running it (see [`runtime::check`]).
-    pub fn check(&self) -> anyhow::Result<runtime::ModuleInfo> {
-        runtime::check(|| self.bytes(), &self.hash)
+    pub fn check(&self, cache_dir: &Path) -> anyhow::Result<runtime::ModuleInfo> {
+        runtime::check(|| self.bytes(), &self.hash, cache_dir)
     }
 
     pub fn is_default(&self) -> bool {
@@ -248,9 +248,13 @@ fn read_module(path: &Path) -> std::io::Result<Vec<u8>> {
 /// The policy in force for `session_id` in the work tree `root`, pinning it
 /// on first sight. Problems become `notes` for the user; the fallback is
 /// always the default policy, never no policy.
-pub fn in_force(root: &Path, session_id: &str, notes: &mut Vec<String>) -> Policy {
-    let state_dir = settings::state_dir();
-    let pin_path = state::pin_file(&state_dir, root, session_id);
+pub fn in_force(
+    root: &Path,
+    session_id: &str,
+    state_dir: &Path,
+    notes: &mut Vec<String>,
+) -> Policy {
+    let pin_path = state::pin_file(state_dir, root, session_id);
     let choice = Choice::now(root);
     if let Some(mut pin) = std::fs::read(&pin_path)
         .ok()
@@ -259,7 +263,7 @@ pub fn in_force(root: &Path, session_id: &str, notes: &mut Vec<String>) -> Polic
         let policy = builtin(&pin.label).unwrap_or_else(|| Policy {
             label: pin.label.clone(),
             hash: pin.hash.clone(),
-            module: Module::Stored(stored(&state_dir, &pin.hash)),
+            module: Module::Stored(stored(state_dir, &pin.hash)),
         });
         let seen_before = pin.seen.clone();
         let now = match &choice {
@@ -303,7 +307,7 @@ pub fn in_force(root: &Path, session_id: &str, notes: &mut Vec<String>) -> Polic
             }
         },
     };
-    if let Err(e) = pin(&state_dir, &pin_path, &policy) {
+    if let Err(e) = pin(state_dir, &pin_path, &policy) {
         notes.push(format!(
             "prove-it: could not pin this session's policy: {e:#}"
         ));

@@ -6,11 +6,12 @@
 
 use prove_it_gate::abi::Settings;
 use std::ffi::OsString;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 /// Settings plus the complaints about values that could not be used.
 pub struct Loaded {
     pub settings: Settings,
+    pub dirs: Dirs,
     pub notes: Vec<String>,
 }
 
@@ -23,6 +24,7 @@ pub fn from_env() -> Loaded {
 pub fn from_lookup(lookup: impl Fn(&str) -> Option<OsString>) -> Loaded {
     let defaults = Settings::default();
     let mut notes = Vec::new();
+    let dirs = Dirs::from_lookup(&lookup, &mut notes);
     let mut get = |name: &str| -> Option<String> {
         let raw = lookup(name)?;
         match raw.into_string() {
@@ -57,7 +59,11 @@ pub fn from_lookup(lookup: impl Fn(&str) -> Option<OsString>) -> Loaded {
             &mut notes,
         ),
     };
-    Loaded { settings, notes }
+    Loaded {
+        settings,
+        dirs,
+        notes,
+    }
 }
 
 fn flag(name: &str, value: Option<String>, notes: &mut Vec<String>) -> bool {
@@ -101,6 +107,40 @@ where
     }
 }
 
+/// The `GIT_*` variables that make git (and gix) read another repository,
+/// index or object store than the one found from the working directory.
+const REPOSITORY_VARS: [&str; 9] = [
+    "GIT_DIR",
+    "GIT_WORK_TREE",
+    "GIT_INDEX_FILE",
+    "GIT_OBJECT_DIRECTORY",
+    "GIT_ALTERNATE_OBJECT_DIRECTORIES",
+    "GIT_COMMON_DIR",
+    "GIT_NAMESPACE",
+    "GIT_CEILING_DIRECTORIES",
+    "GIT_DISCOVERY_ACROSS_FILESYSTEM",
+];
+
+/// Removes [`REPOSITORY_VARS`] from this process's environment. The gate
+/// judges the repository it finds from the event's `cwd` and runs that
+/// repository's `verify.sh` there. With `GIT_WORK_TREE` (say, a dotfiles
+/// setup) left in place, gix would fingerprint another directory, which
+/// never changes, while `verify.sh`'s own `git` commands would check yet
+/// another: a silent pass. Removed once, here, both are about the
+/// repository the gate found. Configuration variables (`GIT_CONFIG_*`) stay.
+///
+/// # Safety
+/// Call before any other thread exists (first thing in `main`): changing
+/// the environment races with threads that read it.
+pub unsafe fn scrub_repository_vars() {
+    for var in REPOSITORY_VARS {
+        if std::env::var_os(var).is_some() {
+            // SAFETY: the caller guarantees no other thread exists.
+            unsafe { std::env::remove_var(var) };
+        }
+    }
+}
+
 /// Set by the plugin's launcher to the plugin's version.
 pub const PLUGIN_VERSION_VAR: &str = "PROVE_IT_PLUGIN_VERSION";
 
@@ -122,38 +162,134 @@ pub fn version_mismatch() -> Option<String> {
     ))
 }
 
-/// Where session state lives: `PROVE_IT_STATE_DIR`, else
-/// `$XDG_STATE_HOME/prove-it`, else `~/.local/state/prove-it`.
-pub fn state_dir() -> PathBuf {
-    dir_from("PROVE_IT_STATE_DIR", "XDG_STATE_HOME", ".local/state")
+/// The directories prove-it keeps things in, each absolute and outside the
+/// work tree it serves.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Dirs {
+    /// Session state, passed states, pins, git memo: `PROVE_IT_STATE_DIR`,
+    /// else `$XDG_STATE_HOME/prove-it`, else `~/.local/state/prove-it`.
+    pub state: PathBuf,
+    /// Compiled policies: `PROVE_IT_CACHE_DIR`, else
+    /// `$XDG_CACHE_HOME/prove-it`, else `~/.cache/prove-it`.
+    pub cache: PathBuf,
+    /// The ledger: `PROVE_IT_LEDGER_DIR`, else `~/.prove-it`.
+    pub ledger: PathBuf,
+    /// What each would be without its `PROVE_IT_*` variable.
+    defaults: [PathBuf; 3],
 }
 
-/// Where compiled policy modules are cached: `PROVE_IT_CACHE_DIR`, else
-/// `$XDG_CACHE_HOME/prove-it`, else `~/.cache/prove-it`.
-pub fn cache_dir() -> PathBuf {
-    dir_from("PROVE_IT_CACHE_DIR", "XDG_CACHE_HOME", ".cache")
+/// The variables that name the three directories, in [`Dirs`] order.
+const DIR_VARS: [&str; 3] = [
+    "PROVE_IT_STATE_DIR",
+    "PROVE_IT_CACHE_DIR",
+    "PROVE_IT_LEDGER_DIR",
+];
+
+impl Dirs {
+    /// Reads the directories through `lookup`. A relative path is refused:
+    /// it would be resolved against whatever directory the hook runs in,
+    /// which follows the agent's `cd`, and inside a work tree every write
+    /// of state would be a change to it.
+    fn from_lookup(lookup: &impl Fn(&str) -> Option<OsString>, notes: &mut Vec<String>) -> Dirs {
+        let absolute = |name: &str| {
+            lookup(name)
+                .filter(|v| !v.is_empty())
+                .map(PathBuf::from)
+                .filter(|p| p.is_absolute())
+        };
+        // Relative XDG values are to be ignored (XDG Base Directory spec).
+        let home = absolute("HOME").unwrap_or_else(std::env::temp_dir);
+        let xdg = |var: &str, fallback: &str| {
+            absolute(var)
+                .map(|base| base.join("prove-it"))
+                .unwrap_or_else(|| home.join(fallback).join("prove-it"))
+        };
+        let defaults = [
+            xdg("XDG_STATE_HOME", ".local/state"),
+            xdg("XDG_CACHE_HOME", ".cache"),
+            home.join(".prove-it"),
+        ];
+        let [state, cache, ledger] = std::array::from_fn(|i| {
+            let var = DIR_VARS[i];
+            match lookup(var).filter(|v| !v.is_empty()).map(PathBuf::from) {
+                Some(path) if path.is_absolute() => path,
+                Some(path) => {
+                    notes.push(format!(
+                        "prove-it: `{var}={}` is not an absolute path, so it is not used; using `{}`. Set it to an absolute path.",
+                        path.display(),
+                        defaults[i].display()
+                    ));
+                    defaults[i].clone()
+                }
+                None => defaults[i].clone(),
+            }
+        });
+        Dirs {
+            state,
+            cache,
+            ledger,
+            defaults,
+        }
+    }
+
+    /// These directories for the work tree at `root`: one inside it is
+    /// replaced by its default (or, when that is inside too, a folder in the
+    /// temp dir), and the user is told. Written inside the tree, state would
+    /// change the tree at every stop: read-only sessions would be blocked
+    /// and a passed state would never match again.
+    pub fn outside(&self, root: &Path, notes: &mut Vec<String>) -> Dirs {
+        let mut out = self.clone();
+        let fields = [&mut out.state, &mut out.cache, &mut out.ledger];
+        for (i, dir) in fields.into_iter().enumerate() {
+            if !inside(dir, root) {
+                continue;
+            }
+            let kind = ["state", "cache", "ledger"][i];
+            let replacement = if inside(&self.defaults[i], root) {
+                std::env::temp_dir().join(format!("prove-it-{}-{kind}", user_id()))
+            } else {
+                self.defaults[i].clone()
+            };
+            notes.push(format!(
+                "prove-it: the {kind} directory `{}` is inside the work tree `{}`, where every write would count as a change; using `{}`. Set `{}` to a directory outside your repositories.",
+                dir.display(),
+                root.display(),
+                replacement.display(),
+                DIR_VARS[i]
+            ));
+            *dir = replacement;
+        }
+        out
+    }
 }
 
-/// Where the ledger lives: `PROVE_IT_LEDGER_DIR`, else `~/.prove-it`.
-pub fn ledger_dir() -> PathBuf {
-    non_empty("PROVE_IT_LEDGER_DIR").unwrap_or_else(|| home().join(".prove-it"))
+/// Whether `dir` (which may not exist yet) lies in the work tree at `root`
+/// (a resolved path), however either is spelled.
+fn inside(dir: &Path, root: &Path) -> bool {
+    dir.starts_with(root) || resolved(dir).starts_with(root)
 }
 
-fn dir_from(own: &str, xdg: &str, fallback: &str) -> PathBuf {
-    non_empty(own)
-        .or_else(|| non_empty(xdg).map(|base| base.join("prove-it")))
-        .unwrap_or_else(|| home().join(fallback).join("prove-it"))
+/// `path` with symlinks resolved as far as it exists.
+fn resolved(path: &Path) -> PathBuf {
+    let mut rest = Vec::new();
+    let mut existing = path;
+    loop {
+        if let Ok(real) = std::fs::canonicalize(existing) {
+            return rest.iter().rev().fold(real, |p, part| p.join(part));
+        }
+        match (existing.parent(), existing.file_name()) {
+            (Some(parent), Some(name)) => {
+                rest.push(name.to_os_string());
+                existing = parent;
+            }
+            _ => return path.to_path_buf(),
+        }
+    }
 }
 
-fn non_empty(name: &str) -> Option<PathBuf> {
-    std::env::var_os(name)
-        .filter(|v| !v.is_empty())
-        .map(PathBuf::from)
-}
-
-fn home() -> PathBuf {
-    // With no HOME the temp dir keeps the gate working; doctor shows where.
-    non_empty("HOME").unwrap_or_else(std::env::temp_dir)
+fn user_id() -> u32 {
+    // SAFETY: getuid has no preconditions and cannot fail.
+    unsafe { libc::getuid() }
 }
 
 #[cfg(test)]
@@ -171,9 +307,63 @@ mod tests {
 
     #[test]
     fn defaults_without_environment() {
-        let loaded = load(&[]);
+        let loaded = load(&[("HOME", "/home/me")]);
         assert_eq!(loaded.settings, Settings::default());
         assert!(loaded.notes.is_empty());
+        assert_eq!(
+            loaded.dirs.state,
+            Path::new("/home/me/.local/state/prove-it")
+        );
+        assert_eq!(loaded.dirs.cache, Path::new("/home/me/.cache/prove-it"));
+        assert_eq!(loaded.dirs.ledger, Path::new("/home/me/.prove-it"));
+    }
+
+    /// Issue 14, defect 3: a relative state dir (easy to write in
+    /// settings.json's `env`) would put state wherever the hook runs.
+    #[test]
+    fn relative_dirs_are_refused_and_reported() {
+        let loaded = load(&[
+            ("HOME", "/home/me"),
+            ("XDG_STATE_HOME", "relative/xdg"),
+            ("PROVE_IT_STATE_DIR", ".prove-it-state"),
+            ("PROVE_IT_CACHE_DIR", "cache"),
+            ("PROVE_IT_LEDGER_DIR", "/abs/ledger"),
+        ]);
+        assert_eq!(
+            loaded.dirs.state,
+            Path::new("/home/me/.local/state/prove-it")
+        );
+        assert_eq!(loaded.dirs.cache, Path::new("/home/me/.cache/prove-it"));
+        assert_eq!(loaded.dirs.ledger, Path::new("/abs/ledger"));
+        assert_eq!(loaded.notes.len(), 2, "{:?}", loaded.notes);
+        assert!(loaded.notes[0].contains("PROVE_IT_STATE_DIR=.prove-it-state"));
+        assert!(loaded.notes[0].contains("not an absolute path"));
+    }
+
+    #[test]
+    fn a_dir_inside_the_work_tree_is_replaced() {
+        let tmp = tempfile::tempdir().expect("tmp");
+        let root = std::fs::canonicalize(tmp.path()).expect("root");
+        let home = root.join("home");
+        let inside_state = root.join("repo/.state");
+        let loaded = load(&[
+            ("HOME", home.to_str().expect("utf-8")),
+            ("PROVE_IT_STATE_DIR", inside_state.to_str().expect("utf-8")),
+        ]);
+        let repo = root.join("repo");
+        let mut notes = Vec::new();
+        let dirs = loaded.dirs.outside(&repo, &mut notes);
+        assert_eq!(dirs.state, home.join(".local/state/prove-it"));
+        assert_eq!(dirs.cache, loaded.dirs.cache);
+        assert_eq!(notes.len(), 1, "{notes:?}");
+        // A work tree at HOME (dotfiles): the defaults are inside too.
+        let loaded = load(&[("HOME", home.to_str().expect("utf-8"))]);
+        let mut notes = Vec::new();
+        let dirs = loaded.dirs.outside(&home, &mut notes);
+        assert!(!dirs.state.starts_with(&home), "{dirs:?}");
+        assert!(!dirs.cache.starts_with(&home), "{dirs:?}");
+        assert!(!dirs.ledger.starts_with(&home), "{dirs:?}");
+        assert_eq!(notes.len(), 3, "{notes:?}");
     }
 
     #[test]

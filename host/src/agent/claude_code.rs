@@ -117,14 +117,19 @@ pub fn answer(kind: EventKind, decision: &Decision) -> Option<Value> {
 
 /// The answer for an error of the gate itself: always a visible warning.
 pub fn error_answer(kind: EventKind, error: &str) -> Value {
+    json!({ "systemMessage": cap(&error_text(kind, error)) })
+}
+
+/// What the user is told when the gate itself failed on `kind`.
+pub fn error_text(kind: EventKind, error: &str) -> String {
     let what = match kind {
         EventKind::Stop => "this turn was NOT verified",
         EventKind::SessionStart => "this session's baseline was not recorded",
         EventKind::UserPromptSubmit => "the attempt count was not reset",
     };
-    json!({ "systemMessage": cap(&format!(
+    format!(
         "prove-it: the gate failed: {error}; {what}. Run `prove-it doctor` in the repository to see why."
-    )) })
+    )
 }
 
 /// Cuts `text` to Claude Code's limit, keeping the end (where failures are).
@@ -162,5 +167,99 @@ mod tests {
     fn long_text_is_capped() {
         let long = "x".repeat(50_000);
         assert!(cap(&long).chars().count() <= MAX_OUTPUT_CHARS);
+    }
+
+    mod fuzz {
+        use super::*;
+        use proptest::prelude::*;
+
+        const KINDS: [EventKind; 3] = [
+            EventKind::SessionStart,
+            EventKind::UserPromptSubmit,
+            EventKind::Stop,
+        ];
+
+        fn json_value() -> impl Strategy<Value = Value> {
+            let leaf = prop_oneof![
+                Just(Value::Null),
+                any::<bool>().prop_map(Value::from),
+                any::<i64>().prop_map(Value::from),
+                any::<f64>().prop_map(Value::from),
+                ".{0,40}".prop_map(Value::from),
+            ];
+            leaf.prop_recursive(4, 32, 6, |inner| {
+                prop_oneof![
+                    proptest::collection::vec(inner.clone(), 0..6).prop_map(Value::from),
+                    proptest::collection::btree_map(".{0,12}", inner, 0..6)
+                        .prop_map(|m| Value::Object(m.into_iter().collect())),
+                ]
+            })
+        }
+
+        /// An object with the fields hooks send, each of any JSON type.
+        fn hook_like() -> impl Strategy<Value = Vec<u8>> {
+            let key = prop_oneof![
+                Just("session_id".to_string()),
+                Just("cwd".to_string()),
+                Just("source".to_string()),
+                Just("stop_hook_active".to_string()),
+                Just("last_assistant_message".to_string()),
+                Just("hook_event_name".to_string()),
+                ".{0,12}",
+            ];
+            proptest::collection::btree_map(key, json_value(), 0..8).prop_map(|m| {
+                serde_json::to_vec(&Value::Object(m.into_iter().collect())).expect("encodes")
+            })
+        }
+
+        proptest! {
+            #![proptest_config(ProptestConfig::with_cases(512))]
+
+            /// Any input is parsed or refused with a message; nothing panics,
+            /// and a parsed session id is never empty.
+            #[test]
+            fn any_bytes_parse_or_are_refused(bytes in proptest::collection::vec(any::<u8>(), 0..512), kind in 0usize..3) {
+                check(KINDS[kind], &bytes)?;
+            }
+
+            #[test]
+            fn any_hook_shaped_object_parses_or_is_refused(bytes in hook_like(), kind in 0usize..3) {
+                check(KINDS[kind], &bytes)?;
+            }
+
+            /// Any decision becomes an answer within Claude Code's limits.
+            #[test]
+            fn any_decision_answers_within_limits(
+                block in any::<bool>(),
+                reason in proptest::option::of(".{0,50}"),
+                message in proptest::option::of(".{0,50}"),
+                repeat in 1usize..400,
+                kind in 0usize..3,
+            ) {
+                let decision = Decision {
+                    action: if block { Action::Block } else { Action::Allow },
+                    reason: reason.map(|r| r.repeat(repeat)),
+                    message: message.map(|m| m.repeat(repeat)),
+                };
+                if let Some(Value::Object(answer)) = answer(KINDS[kind], &decision) {
+                    for value in answer.values() {
+                        if let Value::String(text) = value {
+                            prop_assert!(text.chars().count() <= MAX_OUTPUT_CHARS);
+                        }
+                    }
+                }
+            }
+        }
+
+        fn check(kind: EventKind, bytes: &[u8]) -> Result<(), TestCaseError> {
+            match parse(kind, bytes) {
+                Ok(input) => prop_assert!(!input.session_id.trim().is_empty()),
+                Err(e) => {
+                    let text = format!("{e:#}");
+                    prop_assert!(!text.is_empty());
+                }
+            }
+            Ok(())
+        }
     }
 }

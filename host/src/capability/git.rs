@@ -27,17 +27,27 @@ pub const VERIFY_SH: &str = "verify.sh";
 /// `.git` (a directory, or a file in linked worktrees and submodules), as git
 /// does. `None`: not in a work tree, nothing to guard.
 ///
+/// The root is returned resolved (no symlinks, macOS `/tmp` as
+/// `/private/tmp`), and found from the resolved `cwd` as git finds it: one
+/// repository reached by two spellings has one state, so a session started
+/// through one and stopped through the other keeps its baseline.
+///
 /// This only looks; the repository is opened by [`tree_state`], so a stop in
 /// a repository without `verify.sh` never pays for opening it, and a broken
 /// repository is reported there rather than passing for "no repository".
+/// `GIT_DIR` and `GIT_WORK_TREE` play no part: see [`open`].
 pub fn discover(cwd: &Path) -> Option<PathBuf> {
-    let cwd = std::path::absolute(cwd).ok()?;
+    let cwd = std::fs::canonicalize(cwd)
+        .or_else(|_| std::path::absolute(cwd))
+        .ok()?;
     cwd.ancestors()
         .find(|dir| dir.join(".git").exists())
         .map(Path::to_path_buf)
 }
 
-/// Opens the repository whose work tree is `root`.
+/// Opens the repository whose work tree is `root`. (The variables that
+/// would point gix elsewhere are gone from the environment: see
+/// [`crate::settings::scrub_repository_vars`].)
 fn open(root: &Path) -> Result<gix::Repository> {
     let repo = gix::open(root)
         .with_context(|| format!("cannot open the git repository at `{}`", root.display()))?;

@@ -10,12 +10,13 @@ pub mod ledger;
 pub mod state;
 pub mod verify;
 
+use crate::settings::Dirs;
 use prove_it_gate::abi::{
     Fingerprint, Host, LedgerEntry, Reply, SessionRead, SessionWrite, Settings, TreeState,
     VerifyFacts, VerifyRun,
 };
 use state::StateStore;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::time::Duration;
 
 pub struct Capabilities {
@@ -32,15 +33,15 @@ impl Capabilities {
         root: PathBuf,
         session_id: &str,
         settings: Settings,
-        state_dir: &Path,
+        dirs: &Dirs,
         namespace: Option<&str>,
     ) -> Self {
-        let state = StateStore::new(state_dir, &root, session_id, namespace);
+        let state = StateStore::new(&dirs.state, &root, session_id, namespace);
         Capabilities {
             root,
             state,
             settings,
-            ledger_dir: crate::settings::ledger_dir(),
+            ledger_dir: dirs.ledger.clone(),
         }
     }
 }

@@ -151,6 +151,30 @@ pub fn repo_dir(state_dir: &Path, root: &Path) -> PathBuf {
         .join(key(root.as_os_str().as_encoded_bytes()))
 }
 
+/// The work trees in which `session_id` has the default policy's state,
+/// which every session keeps from its start whatever policy decides (see
+/// `hook::decide`). Read from the `repo` label of each repository's state
+/// folder: one stat per repository prove-it has state for. Trees that are
+/// gone, or no longer git work trees, are left out.
+pub fn session_roots(state_dir: &Path, session_id: &str) -> Vec<PathBuf> {
+    use std::os::unix::ffi::OsStringExt;
+    let name = format!("{}.json", key(session_id.as_bytes()));
+    let Ok(entries) = std::fs::read_dir(state_dir.join("repos")) else {
+        return Vec::new();
+    };
+    let mut roots: Vec<PathBuf> = entries
+        .flatten()
+        .map(|entry| entry.path())
+        .filter(|dir| dir.join("sessions").join(&name).exists())
+        .filter_map(|dir| std::fs::read(dir.join("repo")).ok())
+        .filter_map(|label| std::fs::canonicalize(std::ffi::OsString::from_vec(label)).ok())
+        .filter(|root| root.join(".git").exists())
+        .collect();
+    roots.sort();
+    roots.dedup();
+    roots
+}
+
 /// Where the host pins the policy of one session (host-owned: no policy can
 /// read or write it).
 pub fn pin_file(state_dir: &Path, root: &Path, session_id: &str) -> PathBuf {

@@ -3,6 +3,10 @@
 //! kept, in a process group of its own that is killed whole at the timeout
 //! (and after the script exits, so nothing it started is left behind).
 //!
+//! If this process dies first (the person interrupts, the agent host
+//! cancels the hook with SIGTERM, or kill -9), a [`Guard`] kills the group:
+//! nothing of `verify.sh` runs on in the background.
+//!
 //! It never returns an error: a script that cannot start is an outcome the
 //! policy reports like any other failure.
 
@@ -44,11 +48,18 @@ pub fn run_script(script: &Path, cwd: &Path, timeout: Duration) -> VerifyRun {
         timeout_secs: timeout.as_secs(),
         detail: Some(detail),
     };
+    // Started first, so that no moment passes with the script running and
+    // nobody left to clean up after this process. Without a guard (no
+    // `sh`?) the script still runs; only the cleanup after a kill is lost.
+    let mut guard = Guard::start().ok();
     let (reader, child) = match spawn(script, cwd) {
         Ok(spawned) => spawned,
         Err(e) => return could_not_start(e.to_string()),
     };
     let group = child.id() as libc::pid_t;
+    if let Some(guard) = guard.as_mut() {
+        guard.watch(group);
+    }
     let tail = Arc::new(Mutex::new(Tail::default()));
     let (drained_tx, drained_rx) = mpsc::channel();
     {
@@ -76,6 +87,9 @@ pub fn run_script(script: &Path, cwd: &Path, timeout: Duration) -> VerifyRun {
     };
     // Whatever the script left running in its group goes too.
     kill_group(group);
+    if let Some(guard) = guard {
+        guard.release();
+    }
     let _ = drained_rx.recv_timeout(DRAIN_GRACE);
     let tail = tail.lock().map(|t| t.lines()).unwrap_or_default();
     let duration_ms = start.elapsed().as_millis() as u64;
@@ -143,6 +157,60 @@ fn spawn(script: &Path, cwd: &Path) -> std::io::Result<(std::io::PipeReader, Chi
     };
     drop(writer);
     Ok((reader, child))
+}
+
+/// Kills the script's process group when this process dies before it has
+/// done so itself, however it dies.
+///
+/// A signal handler would not see kill -9, and a parent-death signal
+/// (Linux only) reaches the script but not what it started. So the guard
+/// is a `sh` in a process group of its own (a kill aimed at the hook's
+/// group spares it), reading a pipe whose write end only this process
+/// holds. It is told the group to watch, then either `done` (this process
+/// killed the group itself) or, when this process dies, end of file: then
+/// it kills the group. It costs one `sh` start per run of `verify.sh`, never
+/// a stop that runs nothing.
+///
+/// What remains: a kill in the microseconds between starting the script
+/// and telling the guard its group, and processes the script moved out of
+/// its group on purpose (`setsid`), as at the timeout.
+pub struct Guard {
+    child: Child,
+    stdin: Option<std::process::ChildStdin>,
+}
+
+impl Guard {
+    const SCRIPT: &str = r#"read -r group || exit 0; read -r word; [ "$word" = done ] || kill -KILL "-$group" 2>/dev/null"#;
+
+    pub fn start() -> std::io::Result<Guard> {
+        let mut child = Command::new("/bin/sh")
+            .args(["-c", Self::SCRIPT])
+            .stdin(Stdio::piped())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .process_group(0)
+            .spawn()?;
+        let stdin = child.stdin.take();
+        Ok(Guard { child, stdin })
+    }
+
+    fn watch(&mut self, group: libc::pid_t) {
+        self.say(&format!("{group}\n"));
+    }
+
+    fn release(mut self) {
+        self.say("done\n");
+        self.stdin = None;
+        // It exits at once; reaping it leaves no zombie behind.
+        let _ = self.child.wait();
+    }
+
+    fn say(&mut self, line: &str) {
+        use std::io::Write;
+        if let Some(stdin) = self.stdin.as_mut() {
+            let _ = stdin.write_all(line.as_bytes());
+        }
+    }
 }
 
 fn kill_group(group: libc::pid_t) {

@@ -85,10 +85,10 @@ pub fn execute(dir: &Path) -> Result<ExitCode> {
         "host",
         format!("prove-it {} ({exe})", settings::HOST_VERSION),
     );
-    plugin_row(&mut report);
-    policy_row(&mut report, &dir);
-
     let loaded = settings::from_env();
+    plugin_row(&mut report);
+    policy_row(&mut report, &dir, &loaded.dirs.cache);
+
     let s = &loaded.settings;
     report.row(
         Mark::Info,
@@ -119,12 +119,8 @@ pub fn execute(dir: &Path) -> Result<ExitCode> {
             "PROVE_IT_MAX_BLOCKS=0: the gate only warns, it never blocks",
         );
     }
-    report.row(
-        Mark::Info,
-        "state",
-        settings::state_dir().display().to_string(),
-    );
-    let ledger_file = ledger::path(&settings::ledger_dir());
+    report.row(Mark::Info, "state", loaded.dirs.state.display().to_string());
+    let ledger_file = ledger::path(&loaded.dirs.ledger);
     if s.ledger {
         report.row(
             Mark::Info,
@@ -159,7 +155,7 @@ pub fn execute(dir: &Path) -> Result<ExitCode> {
 }
 
 /// The policy a session started here would pin, and whether it loads.
-fn policy_row(report: &mut Report, dir: &Path) {
+fn policy_row(report: &mut Report, dir: &Path, cache_dir: &Path) {
     let root = git::discover(dir).unwrap_or_else(|| dir.to_path_buf());
     let policy = match selection::chosen(&root) {
         Ok(policy) => policy,
@@ -172,7 +168,7 @@ fn policy_row(report: &mut Report, dir: &Path) {
             selection::Policy::default_policy()
         }
     };
-    match policy.check() {
+    match policy.check(cache_dir) {
         Ok(_) => report.row(
             Mark::Ok,
             "policy",

@@ -1,18 +1,20 @@
-//! `prove-it hook <event>`: read Claude Code's JSON, find the repository,
-//! run the policy with the host's capabilities, print the answer.
+//! `prove-it hook <event>`: read Claude Code's JSON, find the repositories
+//! the event covers, run the policy for each with the host's capabilities,
+//! print one answer.
 //!
 //! Whatever happens (bad input, git failure, a policy trap, a panic) the
 //! process prints an answer and exits 0: Claude Code would let a stop through
 //! silently on any other code.
 
-use crate::agent::claude_code;
-use crate::capability::{Capabilities, git};
+use crate::agent::claude_code::{self, Input};
+use crate::capability::{Capabilities, git, state};
 use crate::selection::{self, Policy};
-use crate::settings;
+use crate::settings::{self, Loaded};
 use anyhow::{Context, Result};
-use prove_it_gate::abi::{Decision, Event, EventKind};
+use prove_it_gate::abi::{Action, Decision, Event, EventKind};
 use std::io::{Read, Write};
 use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::path::{Path, PathBuf};
 
 /// Largest hook input read; Claude Code's are a few KiB.
 const STDIN_BYTES: u64 = 16 << 20;
@@ -22,17 +24,10 @@ pub fn execute(kind: EventKind) -> Result<()> {
         Ok(Ok(None)) => None,
         Ok(Ok(Some(decision))) => claude_code::answer(kind, &decision),
         Ok(Err(error)) => Some(claude_code::error_answer(kind, &format!("{error:#}"))),
-        Err(panic) => {
-            let what = panic
-                .downcast_ref::<&str>()
-                .map(|s| s.to_string())
-                .or_else(|| panic.downcast_ref::<String>().cloned())
-                .unwrap_or_else(|| "unknown panic".into());
-            Some(claude_code::error_answer(
-                kind,
-                &format!("internal error: {what}"),
-            ))
-        }
+        Err(panic) => Some(claude_code::error_answer(
+            kind,
+            &format!("internal error: {}", panic_text(&*panic)),
+        )),
     };
     if let Some(answer) = answer {
         let mut stdout = std::io::stdout().lock();
@@ -41,7 +36,7 @@ pub fn execute(kind: EventKind) -> Result<()> {
     Ok(())
 }
 
-/// `Ok(None)`: nothing to say (not a repository).
+/// `Ok(None)`: nothing to say (no repository is covered).
 fn handle(kind: EventKind) -> Result<Option<Decision>> {
     let mut stdin = Vec::new();
     std::io::stdin()
@@ -54,35 +49,124 @@ fn handle(kind: EventKind) -> Result<Option<Decision>> {
         None => std::env::current_dir()
             .context("the hook input has no `cwd` and the current directory is unreadable")?,
     };
-    let Some(root) = git::discover(&cwd) else {
-        return Ok(None);
-    };
     let mut loaded = settings::from_env();
     if matches!(kind, EventKind::SessionStart | EventKind::Stop) {
         loaded.notes.extend(settings::version_mismatch());
     }
-    let policy = selection::in_force(&root, &input.session_id, &mut loaded.notes);
+    let roots = covered(kind, git::discover(&cwd), &loaded, &input.session_id);
+    if roots.is_empty() {
+        return Ok(None);
+    }
+    let mut parts = Vec::with_capacity(roots.len());
+    for root in roots {
+        // One repository's failure (even a panic) must not cost the others
+        // their verdict: each ends in its own decision.
+        let decision = match catch_unwind(AssertUnwindSafe(|| gate(kind, &input, &root, &loaded))) {
+            Ok(Ok(decision)) => decision,
+            Ok(Err(error)) => {
+                Decision::allow_with(claude_code::error_text(kind, &format!("{error:#}")))
+            }
+            Err(panic) => Decision::allow_with(claude_code::error_text(
+                kind,
+                &format!("internal error: {}", panic_text(&*panic)),
+            )),
+        };
+        parts.push((root, decision));
+    }
+    // The host shows its own notes: no policy can hide them.
+    Ok(Some(combine(parts).with_notes(&loaded.notes)))
+}
+
+/// The repositories an event covers: the one around `cwd`, and for a stop
+/// or a prompt every other repository in which this session has state.
+///
+/// The stop's `cwd` follows the agent's last `cd`: into a submodule, a
+/// nested repository, or out of the repository altogether. Gating only
+/// the repository there would let the work in the one the session started
+/// in end the turn unchecked. A session start covers only its own
+/// repository: that is where the baseline is taken.
+fn covered(
+    kind: EventKind,
+    here: Option<PathBuf>,
+    loaded: &Loaded,
+    session_id: &str,
+) -> Vec<PathBuf> {
+    let mut roots: Vec<PathBuf> = here.into_iter().collect();
+    if kind != EventKind::SessionStart {
+        for root in state::session_roots(&loaded.dirs.state, session_id) {
+            if !roots.contains(&root) {
+                roots.push(root);
+            }
+        }
+    }
+    roots
+}
+
+/// The policy's decision for one repository.
+fn gate(kind: EventKind, input: &Input, root: &Path, loaded: &Loaded) -> Result<Decision> {
+    let mut notes = Vec::new();
+    let dirs = loaded.dirs.outside(root, &mut notes);
+    let policy = selection::in_force(root, &input.session_id, &dirs.state, &mut notes);
     let event = Event {
         kind,
-        source: input.source,
+        source: input.source.clone(),
         stop_hook_active: input.stop_hook_active,
-        claim: input.claim,
+        claim: input.claim.clone(),
         repo: root.display().to_string(),
         settings: loaded.settings.clone(),
-        notes: loaded.notes,
+        notes: loaded.notes.iter().chain(&notes).cloned().collect(),
     };
-    let state_dir = settings::state_dir();
     let caps = |namespace: Option<&str>| {
         Capabilities::new(
-            root.clone(),
+            root.to_path_buf(),
             &input.session_id,
             loaded.settings.clone(),
-            &state_dir,
+            &dirs,
             namespace,
         )
     };
-    // The host shows its own notes: no policy can hide them.
-    decide(&policy, &event, caps).map(|d| Some(d.with_notes(&event.notes)))
+    decide(&policy, &event, caps, &dirs.cache).map(|d| d.with_notes(&notes))
+}
+
+/// One decision from each repository's: blocked when any is blocked, and
+/// with more than one repository, each part says which one it is about.
+fn combine(parts: Vec<(PathBuf, Decision)>) -> Decision {
+    if parts.len() == 1 {
+        return parts
+            .into_iter()
+            .next()
+            .map(|(_, decision)| decision)
+            .expect("one part");
+    }
+    let mut reasons = Vec::new();
+    let mut messages = Vec::new();
+    for (root, decision) in parts {
+        let label = format!("prove-it: in `{}`:", root.display());
+        if decision.action == Action::Block {
+            let reason = decision.reason.unwrap_or_default();
+            reasons.push(format!("{label}\n{reason}"));
+        }
+        if let Some(message) = decision.message {
+            messages.push(format!("{label}\n{message}"));
+        }
+    }
+    Decision {
+        action: if reasons.is_empty() {
+            Action::Allow
+        } else {
+            Action::Block
+        },
+        reason: (!reasons.is_empty()).then(|| reasons.join("\n\n")),
+        message: (!messages.is_empty()).then(|| messages.join("\n")),
+    }
+}
+
+fn panic_text(panic: &(dyn std::any::Any + Send)) -> String {
+    panic
+        .downcast_ref::<&str>()
+        .map(|s| s.to_string())
+        .or_else(|| panic.downcast_ref::<String>().cloned())
+        .unwrap_or_else(|| "unknown panic".into())
 }
 
 /// Runs `policy`; when a custom policy fails, the default decides instead
@@ -92,28 +176,29 @@ pub fn decide<'a>(
     policy: &Policy,
     event: &Event,
     caps: impl Fn(Option<&str>) -> Capabilities + 'a,
+    cache_dir: &Path,
 ) -> Result<Decision> {
     let default = Policy::default_policy();
     if policy.is_default() {
-        return default.run(event, caps(None));
+        return default.run(event, caps(None), cache_dir);
     }
     let mut notes = Vec::new();
     if event.kind == EventKind::SessionStart {
         // The default keeps its own baseline, so that a fallback is exact.
-        if let Err(e) = default.run(event, caps(None)) {
+        if let Err(e) = default.run(event, caps(None), cache_dir) {
             notes.push(format!(
                 "prove-it: the default policy could not record its baseline: {e:#}"
             ));
         }
     }
-    match policy.run(event, caps(policy.namespace())) {
+    match policy.run(event, caps(policy.namespace()), cache_dir) {
         Ok(decision) => Ok(decision.with_notes(&notes)),
         Err(e) => {
             notes.push(format!(
                 "prove-it: the policy {} failed: {e:#}. The default policy decided instead; check the module with `prove-it policy check`.",
                 policy.label
             ));
-            let fallback = default.run(event, caps(None))?;
+            let fallback = default.run(event, caps(None), cache_dir)?;
             Ok(fallback.with_notes(&notes))
         }
     }

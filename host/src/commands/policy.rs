@@ -12,13 +12,14 @@ use std::process::ExitCode;
 /// `policy check FILE`: is it a valid module this prove-it can run?
 pub fn check(file: &str) -> Result<ExitCode> {
     let policy = load(file)?;
+    let loaded = settings::from_env();
     println!(
         "policy {} ({} KiB, blake3 {})",
         policy.label,
         policy.size() / 1024,
         &policy.hash[..16]
     );
-    match policy.check() {
+    match policy.check(&loaded.dirs.cache) {
         Ok(info) => {
             println!("  ABI version {ABI_VERSION}: compatible");
             println!("  imports: {}", info.imports.join(", "));
@@ -43,6 +44,10 @@ pub fn run(file: &str, kind: EventKind, claim: &str, dir: &Path) -> Result<ExitC
         .with_context(|| format!("`{}` is not inside a git repository", dir.display()))?;
     let state = tempfile::tempdir().context("cannot make a throwaway state dir")?;
     let loaded = settings::from_env();
+    // A dry run: its state and any ledger row are thrown away with it.
+    let mut dirs = loaded.dirs.clone();
+    dirs.state = state.path().join("state");
+    dirs.ledger = state.path().join("ledger");
     let event = Event {
         kind,
         source: Some("startup".into()),
@@ -62,11 +67,12 @@ pub fn run(file: &str, kind: EventKind, claim: &str, dir: &Path) -> Result<ExitC
             root.clone(),
             "prove-it-policy-run",
             loaded.settings.clone(),
-            state.path(),
+            &dirs,
             namespace,
         )
     };
-    let decision = super::hook::decide(&policy, &event, caps)?.with_notes(&event.notes);
+    let decision =
+        super::hook::decide(&policy, &event, caps, &dirs.cache)?.with_notes(&event.notes);
     println!(
         "decision: {}",
         serde_json::to_string_pretty(&decision).context("cannot show the decision")?

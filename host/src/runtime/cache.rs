@@ -26,8 +26,9 @@ pub fn load<'m>(
     engine: &Engine,
     wasm: impl FnOnce() -> Result<Cow<'m, [u8]>>,
     hash: &str,
+    cache_dir: &Path,
 ) -> Result<Module> {
-    let path = entry(&crate::settings::cache_dir(), engine, hash);
+    let path = entry(cache_dir, engine, hash);
     let seal_path = path.with_extension("b3");
     if let Some(file) = sealed(&path, &seal_path) {
         // SAFETY: these are the exact bytes `Module::serialize` wrote for

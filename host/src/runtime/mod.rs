@@ -7,11 +7,14 @@
 //! the capabilities in [`link`] are imports.
 
 mod cache;
+#[cfg(test)]
+mod fuzz;
 mod link;
 
 use anyhow::{Context, Result, anyhow, bail};
 use prove_it_gate::abi::{ABI_VERSION, Decision, Event, Host, export, unpack};
 use std::borrow::Cow;
+use std::path::Path;
 use wasmtime::{Config, Engine, Linker, Memory, Store, StoreLimits, StoreLimitsBuilder, Trap};
 use wasmtime_wasi::WasiCtxBuilder;
 use wasmtime_wasi::p1::WasiP1Ctx;
@@ -115,10 +118,11 @@ pub fn run<'m, H: Host + Send + 'static>(
     hash: &str,
     event: &Event,
     host: H,
+    cache_dir: &Path,
 ) -> Result<Decision> {
     let started = std::time::Instant::now();
     let engine = engine()?;
-    let module = cache::load(&engine, module, hash)?;
+    let module = cache::load(&engine, module, hash, cache_dir)?;
     let mut linker: Linker<StoreData<H>> = Linker::new(&engine);
     wasmtime_wasi::p1::add_to_linker_sync(&mut linker, |data| &mut data.wasi).map_err(wasm)?;
     link::add_to_linker(&mut linker)?;
@@ -181,9 +185,13 @@ pub struct ModuleInfo {
 /// Loads the module (from the cache when it can; see [`run`]), links it
 /// and checks its ABI version, without deciding anything: for `doctor` and
 /// `policy check`.
-pub fn check<'m>(module: impl FnOnce() -> Result<Cow<'m, [u8]>>, hash: &str) -> Result<ModuleInfo> {
+pub fn check<'m>(
+    module: impl FnOnce() -> Result<Cow<'m, [u8]>>,
+    hash: &str,
+    cache_dir: &Path,
+) -> Result<ModuleInfo> {
     let engine = engine()?;
-    let module = cache::load(&engine, module, hash)?;
+    let module = cache::load(&engine, module, hash, cache_dir)?;
     let info = ModuleInfo {
         imports: module
             .imports()
