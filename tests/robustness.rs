@@ -158,3 +158,17 @@ fn a_broken_repository_is_reported_not_passed() {
     let out = run_hook(&dir, &sb.env, "stop", input.to_string().as_bytes());
     assert!(out.message().contains("not verified"), "{out}");
 }
+
+/// Input past the 16 MiB read cap is cut there, so it is not JSON: the
+/// gate says so rather than waiting for the rest or passing.
+#[test]
+fn oversized_input_is_refused_with_a_message() {
+    let sb = Sandbox::new();
+    let repo = sb.repo("r");
+    repo.arm("exit 1");
+    let mut input = br#"{"session_id":"s","cwd":"."#.to_vec();
+    input.extend(std::iter::repeat_n(b'a', 17 << 20));
+    input.extend(br#""}"#);
+    let out = run_hook(&repo.root, &repo.env, "stop", &input);
+    out.assert_allowed_saying("NOT verified");
+}

@@ -147,8 +147,10 @@ fn a_cancelled_hook_leaves_no_verify_sh_running() {
         let sb = Sandbox::new();
         let repo = sb.repo("r");
         let started = sb.tmp.path().join("started");
-        // Distinct durations mark this run's processes in /proc.
-        let (bg, fg) = (format!("4261.{signal}"), format!("4262.{signal}"));
+        // Durations unique to this run mark its processes in /proc (those
+        // of an earlier, failed run may still be there).
+        let run = format!("{}{signal}", std::process::id());
+        let (bg, fg) = (format!("4261.{run}"), format!("4262.{run}"));
         repo.arm(&format!(
             "sleep {bg} &\ntouch '{}'\nsh -c 'sleep {fg}'",
             started.display()

@@ -212,8 +212,35 @@ mod tests {
             })
         }
 
+        /// An object with every field a hook sends, each of the right type
+        /// (so that parsing gets past the types), and stray fields.
+        fn typed_hook() -> impl Strategy<Value = Vec<u8>> {
+            (
+                ".{0,12}",
+                proptest::option::of(".{0,24}"),
+                proptest::option::of(any::<bool>()),
+                proptest::option::of(".{0,24}"),
+                proptest::option::of(".{0,12}"),
+                proptest::collection::btree_map(".{0,12}", json_value(), 0..3),
+            )
+                .prop_map(|(id, cwd, active, claim, source, extra)| {
+                    let mut object: Map<String, Value> = extra.into_iter().collect();
+                    object.insert("session_id".into(), json!(id));
+                    object.insert("cwd".into(), json!(cwd));
+                    object.insert("stop_hook_active".into(), json!(active));
+                    object.insert("last_assistant_message".into(), json!(claim));
+                    object.insert("source".into(), json!(source));
+                    serde_json::to_vec(&Value::Object(object)).expect("encodes")
+                })
+        }
+
         proptest! {
             #![proptest_config(ProptestConfig::with_cases(512))]
+
+            #[test]
+            fn any_well_typed_hook_input_parses_or_is_refused(bytes in typed_hook(), kind in 0usize..3) {
+                check(KINDS[kind], &bytes)?;
+            }
 
             /// Any input is parsed or refused with a message; nothing panics,
             /// and a parsed session id is never empty.

@@ -48,18 +48,15 @@ pub fn run_script(script: &Path, cwd: &Path, timeout: Duration) -> VerifyRun {
         timeout_secs: timeout.as_secs(),
         detail: Some(detail),
     };
-    // Started first, so that no moment passes with the script running and
-    // nobody left to clean up after this process. Without a guard (no
-    // `sh`?) the script still runs; only the cleanup after a kill is lost.
-    let mut guard = Guard::start().ok();
-    let (reader, child) = match spawn(script, cwd) {
+    // Started first: the script tells it its group before it runs (see
+    // [`Guard`]). Without a guard (no `sh`?) the script still runs; only
+    // the cleanup after a kill is lost.
+    let guard = Guard::start().ok();
+    let (reader, child) = match spawn(script, cwd, guard.as_ref()) {
         Ok(spawned) => spawned,
         Err(e) => return could_not_start(e.to_string()),
     };
     let group = child.id() as libc::pid_t;
-    if let Some(guard) = guard.as_mut() {
-        guard.watch(group);
-    }
     let tail = Arc::new(Mutex::new(Tail::default()));
     let (drained_tx, drained_rx) = mpsc::channel();
     {
@@ -131,8 +128,13 @@ pub fn run_script(script: &Path, cwd: &Path, timeout: Duration) -> VerifyRun {
 }
 
 /// Starts the script with both output streams on one pipe.
-fn spawn(script: &Path, cwd: &Path) -> std::io::Result<(std::io::PipeReader, Child)> {
+fn spawn(
+    script: &Path,
+    cwd: &Path,
+    guard: Option<&Guard>,
+) -> std::io::Result<(std::io::PipeReader, Child)> {
     let (reader, writer) = std::io::pipe()?;
+    let guard_fd = guard.and_then(Guard::fd);
     let command = |program: &Path, args: &[&str]| -> std::io::Result<Command> {
         let mut cmd = Command::new(program);
         cmd.args(args)
@@ -142,6 +144,17 @@ fn spawn(script: &Path, cwd: &Path) -> std::io::Result<(std::io::PipeReader, Chi
             .stderr(writer.try_clone()?)
             .env("PROVE_IT_RUNNING", "1")
             .process_group(0);
+        if let Some(fd) = guard_fd {
+            // SAFETY: runs in the child between fork and exec, where only
+            // async-signal-safe calls are allowed: getpid and write, on a
+            // stack buffer, nothing allocated.
+            unsafe {
+                cmd.pre_exec(move || {
+                    tell_group(fd);
+                    Ok(())
+                });
+            }
+        }
         Ok(cmd)
     };
     // `command` is dropped at the end of each statement, closing our copies
@@ -159,6 +172,27 @@ fn spawn(script: &Path, cwd: &Path) -> std::io::Result<(std::io::PipeReader, Chi
     Ok((reader, child))
 }
 
+/// Writes this process's id, which is its process group, and a newline to
+/// `fd`: the script's first act, in the child before exec.
+fn tell_group(fd: std::os::fd::RawFd) {
+    // SAFETY: getpid cannot fail and has no preconditions.
+    let mut pid = unsafe { libc::getpid() } as u32;
+    let mut buf = [0u8; 12];
+    let mut at = buf.len() - 1;
+    buf[at] = b'\n';
+    loop {
+        at -= 1;
+        buf[at] = b'0' + (pid % 10) as u8;
+        pid /= 10;
+        if pid == 0 {
+            break;
+        }
+    }
+    // SAFETY: writes from a live stack buffer to an open descriptor; a
+    // failed write only loses the cleanup after a kill.
+    unsafe { libc::write(fd, buf[at..].as_ptr().cast(), buf.len() - at) };
+}
+
 /// Kills the script's process group when this process dies before it has
 /// done so itself, however it dies.
 ///
@@ -166,23 +200,31 @@ fn spawn(script: &Path, cwd: &Path) -> std::io::Result<(std::io::PipeReader, Chi
 /// (Linux only) reaches the script but not what it started. So the guard
 /// is a `sh` in a process group of its own (a kill aimed at the hook's
 /// group spares it), reading a pipe whose write end only this process
-/// holds. It is told the group to watch, then either `done` (this process
-/// killed the group itself) or, when this process dies, end of file: then
-/// it kills the group. It costs one `sh` start per run of `verify.sh`, never
-/// a stop that runs nothing.
+/// holds. The script itself writes its group there, between fork and exec,
+/// so there is no moment in which the script runs and the guard does not
+/// know it. Then the guard reads either `done` (this process killed the
+/// group itself) or, when this process dies, end of file: then it kills
+/// the group. It costs one `sh` start per run of `verify.sh`, never a stop
+/// that runs nothing.
 ///
-/// What remains: a kill in the microseconds between starting the script
-/// and telling the guard its group, and processes the script moved out of
-/// its group on purpose (`setsid`), as at the timeout.
-pub struct Guard {
+/// What remains: processes the script moved out of its group on purpose
+/// (`setsid`), as at the timeout.
+struct Guard {
     child: Child,
     stdin: Option<std::process::ChildStdin>,
 }
 
 impl Guard {
-    const SCRIPT: &str = r#"read -r group || exit 0; read -r word; [ "$word" = done ] || kill -KILL "-$group" 2>/dev/null"#;
+    /// The last group it was told is the script's (a first child whose
+    /// exec failed, for want of a `#!` line, told it too).
+    const SCRIPT: &str = r#"group=
+while read -r line; do
+  [ "$line" = done ] && exit 0
+  group=$line
+done
+[ -n "$group" ] && kill -KILL "-$group" 2>/dev/null"#;
 
-    pub fn start() -> std::io::Result<Guard> {
+    fn start() -> std::io::Result<Guard> {
         let mut child = Command::new("/bin/sh")
             .args(["-c", Self::SCRIPT])
             .stdin(Stdio::piped())
@@ -194,8 +236,10 @@ impl Guard {
         Ok(Guard { child, stdin })
     }
 
-    fn watch(&mut self, group: libc::pid_t) {
-        self.say(&format!("{group}\n"));
+    /// The descriptor the script writes its group to.
+    fn fd(&self) -> Option<std::os::fd::RawFd> {
+        use std::os::fd::AsRawFd;
+        self.stdin.as_ref().map(|stdin| stdin.as_raw_fd())
     }
 
     fn release(mut self) {
