@@ -151,6 +151,13 @@ impl Bench {
         cmd: &mut Command,
         extra: &[(&str, &str)],
     ) -> Sample {
+        // One session per repository, as in use: a stop covers every
+        // repository its session has state in, so one id shared by the
+        // bench's repositories would measure four fingerprints per stop.
+        let session = format!(
+            "{session}-{}",
+            repo.file_name().map_or("".into(), |n| n.to_string_lossy())
+        );
         let input = format!(
             r#"{{"session_id":"{session}","cwd":"{}","source":"startup","stop_hook_active":false,"last_assistant_message":"done"}}"#,
             repo.display()
