@@ -1,35 +1,63 @@
 #!/usr/bin/env bash
 # The repo gates itself: this is the proof prove-it demands of its own
-# changes. Formatting, lints with warnings denied (host, and the policy as the
-# wasm32-wasip1 module it ships as), every test, and whitespace.
+# changes, and it follows prove-it's own advice (about a minute, offline).
+#
+#   ./verify.sh          the fast gate: formatting; lints with warnings denied
+#                        (the policy as the wasm32-wasip1 module it ships as,
+#                        then the host and every test); every test that needs
+#                        no network and no agent CLI; whitespace.
+#   ./verify.sh --full   the same, plus the slow suite: real Claude Code
+#                        sessions, a fresh `policy new` crate build, the soak.
+#                        It installs the pinned Claude Code CLI first (npm).
+#                        CI runs this (.ci/run).
+#
+# The slow tests are marked `#[ignore = "slow suite: ..."]`; the fast gate
+# counts them on its last line, so none is skipped without a word.
 set -euo pipefail
 cd "$(dirname "$0")"
+
+full=false
+case "${1:-}" in
+  "") ;;
+  --full) full=true ;;
+  -h | --help) sed -n '2,15p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+  *) printf 'verify.sh: unknown argument `%s`: use --full, or nothing (--help says more)\n' "$1" >&2; exit 2 ;;
+esac
 
 step() { printf '\n== %s\n' "$*"; }
 
 step "format"
 cargo fmt --all --check
 
-step "clippy (host and tests)"
-cargo clippy --workspace --all-targets --locked -- -D warnings
-
 step "clippy (policy module, wasm32-wasip1)"
 cargo clippy -p prove-it-gate --target wasm32-wasip1 --features default-module --locked -- -D warnings
 
-step "tests"
-# The plugin tests drive the real Claude Code CLI (pinned; installed once).
-tests/install-claude-code.sh
-# Linked as ./install.sh links it (statically on Linux with glibc), so the
-# tests drive the kind of binary users run.
+# From here on, one build graph: clippy, the tests, ./install.sh and the
+# benchmark all build for the host triple, linked as host/link.sh says
+# (statically on Linux with glibc), so the tests drive the kind of binary
+# users run and nothing is compiled twice for two link settings.
 # shellcheck source=host/link.sh
 . host/link.sh
 [ -z "$link_note" ] || printf 'verify.sh: %s\n' "$link_note"
+
+step "clippy (host and tests)"
+cargo clippy --workspace --all-targets --locked ${target_args[@]+"${target_args[@]}"} -- -D warnings
+
+if $full; then
+  step "tests (all, the slow suite too)"
+  tests/install-claude-code.sh
+  which=(--include-ignored)
+else
+  step "tests (fast; ./verify.sh --full adds the slow suite)"
+  which=()
+fi
 log=$(mktemp)
 trap 'rm -f "$log"' EXIT
-cargo test --workspace --locked ${target_args[@]+"${target_args[@]}"} 2>&1 | tee "$log"
+cargo test --workspace --locked ${target_args[@]+"${target_args[@]}"} -- ${which[@]+"${which[@]}"} 2>&1 | tee "$log"
 # One total for the whole suite, on a line of its own.
-total=$(awk '/^test result:/ { for (i = 1; i <= NF; i++) { if ($(i) ~ /^passed;?$/) p += $(i-1); if ($(i) ~ /^failed;?$/) f += $(i-1) } }
-     END { printf "tests: %d passed, %d failed", p, f }' "$log")
+total=$(awk '/^test result:/ { for (i = 1; i <= NF; i++) {
+               if ($(i) ~ /^passed;?$/) p += $(i-1); if ($(i) ~ /^failed;?$/) f += $(i-1); if ($(i) ~ /^ignored;?$/) n += $(i-1) } }
+     END { printf "tests: %d passed, %d failed", p, f; if (n) printf " (%d slow ones not run: ./verify.sh --full runs them)", n }' "$log")
 
 step "git diff --check"
 git diff --check

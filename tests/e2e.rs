@@ -66,6 +66,7 @@ fn user_messages(session: &Session) -> String {
 }
 
 #[test]
+#[ignore = "slow suite: the real Claude Code CLI (./verify.sh --full)"]
 fn a_false_completion_is_caught_sent_back_and_then_fixed() {
     let world = World::new();
     let model = ScriptedModel::start(vec![
@@ -91,6 +92,7 @@ fn a_false_completion_is_caught_sent_back_and_then_fixed() {
 }
 
 #[test]
+#[ignore = "slow suite: the real Claude Code CLI (./verify.sh --full)"]
 fn work_hidden_in_a_commit_is_still_gated() {
     let world = World::new();
     let model = ScriptedModel::start(vec![
@@ -109,6 +111,7 @@ fn work_hidden_in_a_commit_is_still_gated() {
 }
 
 #[test]
+#[ignore = "slow suite: the real Claude Code CLI (./verify.sh --full)"]
 fn a_new_untracked_file_is_work() {
     let world = World::new();
     let model = ScriptedModel::start(vec![
@@ -120,6 +123,7 @@ fn a_new_untracked_file_is_work() {
 }
 
 #[test]
+#[ignore = "slow suite: the real Claude Code CLI (./verify.sh --full)"]
 fn a_read_only_session_in_a_failing_repo_is_untouched() {
     let world = World::new();
     world.repo.write("broken", "failing before the session");
@@ -136,6 +140,7 @@ fn a_read_only_session_in_a_failing_repo_is_untouched() {
 }
 
 #[test]
+#[ignore = "slow suite: the real Claude Code CLI (./verify.sh --full)"]
 fn deleting_verify_sh_during_the_session_is_refused() {
     let world = World::new();
     let model = ScriptedModel::start(vec![Step::Bash("rm verify.sh"), Step::Say(CLAIM)]);
@@ -148,6 +153,7 @@ fn deleting_verify_sh_during_the_session_is_refused() {
 }
 
 #[test]
+#[ignore = "slow suite: the real Claude Code CLI (./verify.sh --full)"]
 fn chmod_minus_x_during_the_session_is_refused() {
     let world = World::new();
     let model = ScriptedModel::start(vec![Step::Bash("chmod -x verify.sh"), Step::Say(CLAIM)]);
@@ -160,6 +166,7 @@ fn chmod_minus_x_during_the_session_is_refused() {
 }
 
 #[test]
+#[ignore = "slow suite: the real Claude Code CLI (./verify.sh --full)"]
 fn a_stubborn_agent_is_blocked_max_times_then_warned_and_gated_again_next_turn() {
     let world = World::new();
     let env = [("PROVE_IT_MAX_BLOCKS", "2")];
@@ -198,6 +205,7 @@ fn a_stubborn_agent_is_blocked_max_times_then_warned_and_gated_again_next_turn()
 }
 
 #[test]
+#[ignore = "slow suite: the real Claude Code CLI (./verify.sh --full)"]
 fn a_pass_through_a_rewritten_verify_sh_is_reported() {
     let world = World::new();
     let model = ScriptedModel::start(vec![
@@ -214,6 +222,7 @@ fn a_pass_through_a_rewritten_verify_sh_is_reported() {
 }
 
 #[test]
+#[ignore = "slow suite: the real Claude Code CLI (./verify.sh --full)"]
 fn skip_lets_the_turn_end_and_says_so() {
     let world = World::new();
     let model = ScriptedModel::start(vec![Step::Bash("touch broken"), Step::Say(CLAIM)]);
@@ -228,6 +237,7 @@ fn skip_lets_the_turn_end_and_says_so() {
 }
 
 #[test]
+#[ignore = "slow suite: the real Claude Code CLI (./verify.sh --full)"]
 fn the_ledger_gets_exactly_one_row_with_the_agents_claim() {
     let world = World::new();
     let model = ScriptedModel::start(vec![
@@ -249,6 +259,7 @@ fn the_ledger_gets_exactly_one_row_with_the_agents_claim() {
 }
 
 #[test]
+#[ignore = "slow suite: the real Claude Code CLI (./verify.sh --full)"]
 fn a_tree_that_already_passed_is_not_verified_again_in_a_later_turn() {
     let world = World::new();
     let model = ScriptedModel::start(vec![
@@ -269,6 +280,7 @@ fn a_tree_that_already_passed_is_not_verified_again_in_a_later_turn() {
 }
 
 #[test]
+#[ignore = "slow suite: the real Claude Code CLI (./verify.sh --full)"]
 fn a_hanging_verify_sh_is_cut_at_the_timeout_and_the_agent_is_told() {
     let world = World::new();
     world

@@ -50,6 +50,7 @@ fn shipped_manifests_parse_and_name_one_version() {
 }
 
 #[test]
+#[ignore = "slow suite: the real Claude Code CLI (./verify.sh --full)"]
 fn the_real_validator_has_nothing_to_report() {
     let root = workspace();
     let plugin_json = root.join(".claude-plugin/plugin.json");
@@ -95,6 +96,7 @@ fn the_real_validator_has_nothing_to_report() {
 }
 
 #[test]
+#[ignore = "slow suite: the real Claude Code CLI (./verify.sh --full)"]
 fn installs_from_a_checkout_through_the_marketplace() {
     let home = ClaudeHome::with_plugin_installed();
     let installed = home.installed_plugin();
@@ -115,6 +117,7 @@ fn installs_from_a_checkout_through_the_marketplace() {
 }
 
 #[test]
+#[ignore = "slow suite: the real Claude Code CLI (./verify.sh --full)"]
 fn a_real_session_is_blocked_by_the_installed_stop_hook_until_verify_passes() {
     let home = ClaudeHome::with_plugin_installed();
     let sb = Sandbox::new();

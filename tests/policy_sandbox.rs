@@ -491,6 +491,7 @@ fn policy_check_accepts_the_shipped_policies_and_says_why_it_refuses_others() {
 }
 
 #[test]
+#[ignore = "slow suite: builds a fresh policy crate (./verify.sh --full)"]
 fn policy_new_builds_into_a_module_that_checks_and_runs() {
     let sb = Sandbox::new();
     let gate = crate::claude::workspace().join("gate-wasm");
