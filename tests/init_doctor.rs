@@ -1,7 +1,7 @@
 //! `prove-it init` on one fixture repo per stack, and `prove-it doctor` on a
 //! gated, an ungated and a non-git directory.
 
-use crate::util::{BIN, Repo, Sandbox, git_env};
+use crate::util::{Repo, Sandbox};
 use std::os::unix::fs::PermissionsExt;
 use std::process::{Command, Output};
 
@@ -10,9 +10,9 @@ fn run(
     args: &[&str],
     env: &std::collections::BTreeMap<String, String>,
 ) -> Output {
-    let mut cmd = Command::new(BIN);
-    cmd.args(args).current_dir(dir);
-    git_env(&mut cmd).envs(env).output().expect("prove-it runs")
+    crate::util::prove_it(dir, env, args)
+        .output()
+        .expect("prove-it runs")
 }
 
 fn text(out: &Output) -> String {

@@ -3,7 +3,7 @@
 //! still decides; the policy is pinned at session start; the module cache
 //! survives damage and concurrent writers.
 
-use crate::util::{BIN, Repo, Sandbox, files_under, git_env};
+use crate::util::{Repo, Sandbox, files_under};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, Instant};
@@ -459,10 +459,10 @@ fn two_processes_filling_the_cache_at_once_both_work() {
     );
 }
 
-fn prove_it(dir: &Path, args: &[&str]) -> std::process::Output {
-    let mut cmd = Command::new(BIN);
-    cmd.args(args).current_dir(dir);
-    git_env(&mut cmd).output().expect("prove-it runs")
+fn prove_it(sb: &Sandbox, dir: &Path, args: &[&str]) -> std::process::Output {
+    crate::util::prove_it(dir, &sb.env, args)
+        .output()
+        .expect("prove-it runs")
 }
 
 fn text(out: &std::process::Output) -> String {
@@ -477,12 +477,13 @@ fn text(out: &std::process::Output) -> String {
 fn policy_check_accepts_the_shipped_policies_and_says_why_it_refuses_others() {
     let sb = Sandbox::new();
     for builtin in ["default", "strict"] {
-        let out = prove_it(sb.tmp.path(), &["policy", "check", builtin]);
+        let out = prove_it(&sb, sb.tmp.path(), &["policy", "check", builtin]);
         assert!(out.status.success(), "{}", text(&out));
         assert!(text(&out).contains("prove_it.run_verify"), "{}", text(&out));
     }
     let bad = write_module(&sb, "old.wasm", &module(99, BLOCKS, ""));
     let out = prove_it(
+        &sb,
         sb.tmp.path(),
         &["policy", "check", bad.to_str().expect("utf-8")],
     );
@@ -496,6 +497,7 @@ fn policy_new_builds_into_a_module_that_checks_and_runs() {
     let sb = Sandbox::new();
     let gate = crate::claude::workspace().join("gate-wasm");
     let out = prove_it(
+        &sb,
         sb.tmp.path(),
         &[
             "policy",
@@ -524,6 +526,7 @@ fn policy_new_builds_into_a_module_that_checks_and_runs() {
     );
     let wasm = crate_dir.join("target/wasm32-wasip1/release/my_policy.wasm");
     let out = prove_it(
+        &sb,
         sb.tmp.path(),
         &["policy", "check", wasm.to_str().expect("utf-8")],
     );
@@ -531,14 +534,35 @@ fn policy_new_builds_into_a_module_that_checks_and_runs() {
 
     let repo = gated_repo(&sb);
     repo.write("broken", "x");
-    let mut cmd = Command::new(BIN);
-    cmd.args(["policy", "run", wasm.to_str().expect("utf-8")])
-        .current_dir(&repo.root);
-    let out = git_env(&mut cmd).envs(&repo.env).output().expect("run");
+    let out = prove_it(
+        &sb,
+        &repo.root,
+        &["policy", "run", wasm.to_str().expect("utf-8")],
+    );
     assert!(out.status.success(), "{}", text(&out));
     assert!(
         text(&out).contains("\"decision\":\"block\""),
         "{}",
         text(&out)
     );
+}
+
+/// `policy run` promises throwaway state. With `PROVE_IT_LEDGER=1` it used
+/// to append its dry-run row to the person's real ledger.
+#[test]
+fn policy_run_leaves_the_real_ledger_and_state_alone() {
+    let mut sb = Sandbox::new();
+    sb.set("PROVE_IT_LEDGER", "1");
+    let repo = sb.repo("r");
+    repo.arm_counting();
+    repo.write("broken", "x");
+    let out = prove_it(&sb, &repo.root, &["policy", "run", "default"]);
+    assert!(out.status.success(), "{}", text(&out));
+    assert!(
+        text(&out).contains("\"decision\":\"block\""),
+        "{}",
+        text(&out)
+    );
+    assert!(!sb.ledger_dir().exists(), "a dry run wrote the ledger");
+    assert!(!sb.state_dir().exists(), "a dry run wrote state");
 }

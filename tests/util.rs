@@ -242,22 +242,33 @@ impl Repo {
     }
 }
 
-/// `prove-it hook <event>` in `cwd` with `env`, its stdio piped: inherited
-/// `PROVE_IT_*` and repository-locating `GIT_*` settings are removed, so
-/// only what the test sets applies.
-pub fn hook_command(cwd: &Path, env: &BTreeMap<String, String>, event: &str) -> Command {
+/// `prove-it ARGS` in `dir`: the one way the tests run the binary. Settings
+/// the developer's shell may carry (`PROVE_IT_*`, `XDG_*` directories,
+/// repository-locating `GIT_*`) are removed, git is pinned, and `env` is
+/// set: a [`Sandbox`]'s, which points HOME, state, cache and ledger at the
+/// test's own temp dir. No test can reach the person's real state.
+pub fn prove_it(dir: &Path, env: &BTreeMap<String, String>, args: &[&str]) -> Command {
     let mut cmd = Command::new(BIN);
-    cmd.args(["hook", event])
-        .current_dir(cwd)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped());
-    for (key, _) in std::env::vars() {
-        if key.starts_with("PROVE_IT_") || key == "GIT_DIR" || key == "GIT_WORK_TREE" {
+    cmd.args(args).current_dir(dir);
+    for (key, _) in std::env::vars_os() {
+        let Some(key) = key.to_str() else { continue };
+        if key.starts_with("PROVE_IT_")
+            || key.starts_with("XDG_")
+            || matches!(key, "GIT_DIR" | "GIT_WORK_TREE" | "GIT_INDEX_FILE")
+        {
             cmd.env_remove(key);
         }
     }
     git_env(&mut cmd).envs(env);
+    cmd
+}
+
+/// `prove-it hook <event>` in `cwd` with `env`, its stdio piped.
+pub fn hook_command(cwd: &Path, env: &BTreeMap<String, String>, event: &str) -> Command {
+    let mut cmd = prove_it(cwd, env, &["hook", event]);
+    cmd.stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
     cmd
 }
 

@@ -84,14 +84,11 @@ fn fifty_megabytes_of_output_keep_the_tail_in_bounded_memory() {
     // Run the hook by hand to read its peak memory from wait4 (which reaps
     // it: std's `wait` would not report the memory).
     use std::io::Write;
-    use std::process::{Command, Stdio};
-    let mut cmd = Command::new(crate::util::BIN);
-    cmd.args(["hook", "stop"])
-        .current_dir(&repo.root)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped());
-    crate::util::git_env(&mut cmd).envs(&repo.env);
-    let mut child = cmd.spawn().expect("spawn");
+    use std::process::Stdio;
+    let mut child = crate::util::hook_command(&repo.root, &repo.env, "stop")
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("spawn");
     let input = serde_json::json!({"session_id": "s", "cwd": repo.root, "stop_hook_active": false});
     child
         .stdin

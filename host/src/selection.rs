@@ -23,7 +23,7 @@ use serde::{Deserialize, Serialize};
 use std::borrow::Cow;
 use std::path::{Path, PathBuf};
 
-/// The variable that names the policy.
+/// The variable that names the policy (read by `settings`).
 pub const POLICY_VAR: &str = "PROVE_IT_POLICY";
 /// The per-repository policy module, relative to the root.
 pub const REPO_POLICY: &str = ".prove-it/policy.wasm";
@@ -105,9 +105,9 @@ impl Policy {
         &self,
         event: &prove_it_gate::abi::Event,
         host: H,
-        cache_dir: &Path,
+        options: &runtime::RunOptions,
     ) -> anyhow::Result<prove_it_gate::abi::Decision> {
-        runtime::run(|| self.bytes(), &self.hash, event, host, cache_dir)
+        runtime::run(|| self.bytes(), &self.hash, event, host, options)
     }
 
     /// Loads this policy without running it (see [`runtime::check`]).
@@ -165,11 +165,9 @@ enum Choice {
 }
 
 impl Choice {
-    fn now(root: &Path) -> Choice {
-        let named = std::env::var(POLICY_VAR)
-            .ok()
-            .filter(|v| !v.trim().is_empty());
-        match named.as_deref().map(str::trim) {
+    /// The choice now, given `named`, the value of [`POLICY_VAR`].
+    fn now(root: &Path, named: Option<&str>) -> Choice {
+        match named.map(str::trim).filter(|v| !v.is_empty()) {
             Some(name) if builtin(name).is_some() => {
                 Choice::BuiltIn(builtin(name).expect("checked"))
             }
@@ -198,8 +196,8 @@ impl Choice {
 }
 
 /// The policy the person chooses now (not pinned), read.
-pub fn chosen(root: &Path) -> Result<Policy, String> {
-    match Choice::now(root) {
+pub fn chosen(root: &Path, named: Option<&str>) -> Result<Policy, String> {
+    match Choice::now(root, named) {
         Choice::BuiltIn(policy) => Ok(policy),
         Choice::File { path, origin } => {
             let bytes = read_module(&path).map_err(|e| Choice::unreadable(&path, origin, e))?;
@@ -246,16 +244,18 @@ fn read_module(path: &Path) -> std::io::Result<Vec<u8>> {
 }
 
 /// The policy in force for `session_id` in the work tree `root`, pinning it
-/// on first sight. Problems become `notes` for the user; the fallback is
-/// always the default policy, never no policy.
+/// on first sight; `named` is the value of [`POLICY_VAR`]. Problems become
+/// `notes` for the user; the fallback is always the default policy, never
+/// no policy.
 pub fn in_force(
     root: &Path,
     session_id: &str,
     state_dir: &Path,
+    named: Option<&str>,
     notes: &mut Vec<String>,
 ) -> Policy {
     let pin_path = state::pin_file(state_dir, root, session_id);
-    let choice = Choice::now(root);
+    let choice = Choice::now(root, named);
     if let Some(mut pin) = std::fs::read(&pin_path)
         .ok()
         .and_then(|b| serde_json::from_slice::<Pin>(&b).ok())

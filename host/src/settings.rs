@@ -1,8 +1,10 @@
 //! The person's settings: `PROVE_IT_*` environment variables and the
 //! directories prove-it keeps things in.
 //!
-//! Only the host reads the environment; the policy gets the result in its
-//! event. A bad value is never fatal: the default applies and the user is told.
+//! This is the one place that reads `PROVE_IT_*` variables: everything else
+//! receives the values, so a test or a dry run can never reach the person's
+//! real state by accident. The policy gets its part in its event. A bad
+//! value is never fatal: the default applies and the user is told.
 
 use prove_it_gate::abi::Settings;
 use std::ffi::OsString;
@@ -10,8 +12,16 @@ use std::path::{Path, PathBuf};
 
 /// Settings plus the complaints about values that could not be used.
 pub struct Loaded {
+    /// What the policy is told.
     pub settings: Settings,
     pub dirs: Dirs,
+    /// `PROVE_IT_POLICY`: `default`, `strict`, or a module path (trimmed;
+    /// `None` when unset or blank).
+    pub policy: Option<String>,
+    /// `PROVE_IT_TIMINGS`: print where a hook's time went, on stderr.
+    pub timings: bool,
+    /// `PROVE_IT_PLUGIN_VERSION`, set by the plugin's launcher.
+    pub plugin_version: Option<String>,
     pub notes: Vec<String>,
 }
 
@@ -37,6 +47,9 @@ pub fn from_lookup(lookup: impl Fn(&str) -> Option<OsString>) -> Loaded {
             }
         }
     };
+    let policy = get("PROVE_IT_POLICY").filter(|v| !v.is_empty());
+    let timings = lookup("PROVE_IT_TIMINGS").is_some();
+    let plugin_version = get(PLUGIN_VERSION_VAR);
     let skip = get("PROVE_IT_SKIP");
     let ledger = get("PROVE_IT_LEDGER");
     let max_blocks = get("PROVE_IT_MAX_BLOCKS");
@@ -62,6 +75,9 @@ pub fn from_lookup(lookup: impl Fn(&str) -> Option<OsString>) -> Loaded {
     Loaded {
         settings,
         dirs,
+        policy,
+        timings,
+        plugin_version,
         notes,
     }
 }
@@ -147,10 +163,15 @@ pub const PLUGIN_VERSION_VAR: &str = "PROVE_IT_PLUGIN_VERSION";
 /// This host's version.
 pub const HOST_VERSION: &str = env!("CARGO_PKG_VERSION");
 
-/// A message for the user when the plugin and this host are different
-/// versions (the policy ships in the host, the hooks in the plugin).
-pub fn version_mismatch() -> Option<String> {
-    let plugin = std::env::var(PLUGIN_VERSION_VAR).ok()?;
+impl Loaded {
+    /// A message for the user when the plugin and this host are different
+    /// versions (the policy ships in the host, the hooks in the plugin).
+    pub fn version_mismatch(&self) -> Option<String> {
+        version_mismatch(self.plugin_version.as_deref()?)
+    }
+}
+
+fn version_mismatch(plugin: &str) -> Option<String> {
     if plugin == HOST_VERSION || plugin == "unknown" || plugin.is_empty() {
         return None;
     }

@@ -21,6 +21,17 @@ pub const SESSION_BYTES: usize = 256 << 10;
 /// Passed states kept per repository; the oldest go first.
 const PASSED_KEEP: usize = 256;
 
+/// Sessions kept per repository (their state, pins and set-aside files),
+/// the most recently active first. Pruned when a new session writes its
+/// first state there, so the state dir stays bounded however many sessions
+/// come and go. A pruned session that comes back has an unknown baseline:
+/// its next stop counts as changed and says so, never a silent pass.
+const SESSIONS_KEEP: usize = 256;
+/// A session whose files were not touched for this long is forgotten.
+const SESSION_MAX_AGE: std::time::Duration = std::time::Duration::from_secs(30 * 24 * 3600);
+/// A temp file this old was left by a write that was killed.
+const TEMP_MAX_AGE: std::time::Duration = std::time::Duration::from_secs(3600);
+
 pub struct StateStore {
     repo_dir: PathBuf,
     session_file: PathBuf,
@@ -90,7 +101,12 @@ impl StateStore {
             );
         }
         self.ensure_repo_dir(root)?;
-        write_atomic(&self.session_file, &bytes)
+        let new = !self.session_file.exists();
+        write_atomic(&self.session_file, &bytes)?;
+        if new {
+            prune_sessions(&self.repo_dir.join("sessions"));
+        }
+        Ok(())
     }
 
     pub fn passed(&self, fingerprint: &str) -> Result<bool> {
@@ -141,6 +157,45 @@ impl StateStore {
             write_atomic(&label, root.as_os_str().as_encoded_bytes())?;
         }
         Ok(())
+    }
+}
+
+/// Forgets the sessions in `dir` beyond the [`SESSIONS_KEEP`] most recently
+/// active, and those idle past [`SESSION_MAX_AGE`]; removes temp files
+/// left by killed writes. A session's files share its key, the name up to
+/// the first `.`; the newest of them dates the session.
+fn prune_sessions(dir: &Path) {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    let now = std::time::SystemTime::now();
+    let age = |time: std::time::SystemTime| now.duration_since(time).unwrap_or_default();
+    let mut sessions: std::collections::HashMap<String, (std::time::SystemTime, Vec<PathBuf>)> =
+        Default::default();
+    for entry in entries.flatten() {
+        let Ok(modified) = entry.metadata().and_then(|m| m.modified()) else {
+            continue;
+        };
+        let name = entry.file_name().to_string_lossy().into_owned();
+        if name.starts_with(".tmp") {
+            if age(modified) > TEMP_MAX_AGE {
+                let _ = std::fs::remove_file(entry.path());
+            }
+            continue;
+        }
+        let key = name.split('.').next().unwrap_or_default().to_string();
+        let session = sessions.entry(key).or_insert((modified, Vec::new()));
+        session.0 = session.0.max(modified);
+        session.1.push(entry.path());
+    }
+    let mut by_age: Vec<(std::time::SystemTime, Vec<PathBuf>)> = sessions.into_values().collect();
+    by_age.sort_by_key(|(modified, _)| std::cmp::Reverse(*modified));
+    for (rank, (modified, files)) in by_age.into_iter().enumerate() {
+        if rank >= SESSIONS_KEEP || age(modified) > SESSION_MAX_AGE {
+            for file in files {
+                let _ = std::fs::remove_file(file);
+            }
+        }
     }
 }
 
@@ -249,4 +304,66 @@ fn write_via_temp(path: &Path, bytes: &[u8], sync: bool) -> Result<()> {
     file.persist(path)
         .with_context(|| format!("cannot write `{}`", path.display()))?;
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The state dir stays bounded however many sessions come: over 1,000
+    /// sessions, one repository keeps at most [`SESSIONS_KEEP`], the most
+    /// recent, and none idle past [`SESSION_MAX_AGE`].
+    #[test]
+    fn sessions_are_pruned_by_count_and_age() {
+        let tmp = tempfile::tempdir().expect("tmp");
+        let root = tmp.path().join("repo");
+        let value = serde_json::json!({"baseline": "ab"});
+        let store = |id: &str| StateStore::new(&tmp.path().join("state"), &root, id, None);
+        // An old session, with a pin and a set-aside file of its own.
+        store("old").write_session(&value, &root).expect("write");
+        let sessions = repo_dir(&tmp.path().join("state"), &root).join("sessions");
+        let old_key = key(b"old");
+        std::fs::write(sessions.join(format!("{old_key}.pin.json")), "{}").expect("pin");
+        let long_ago = std::time::SystemTime::now() - SESSION_MAX_AGE * 2;
+        for entry in std::fs::read_dir(&sessions).expect("dir").flatten() {
+            std::fs::File::options()
+                .write(true)
+                .open(entry.path())
+                .and_then(|f| f.set_modified(long_ago))
+                .expect("age it");
+        }
+        // A temp file a killed write left an hour and more ago.
+        let temp = sessions.join(".tmpKILLED");
+        std::fs::write(&temp, "half").expect("temp");
+        std::fs::File::options()
+            .write(true)
+            .open(&temp)
+            .and_then(|f| f.set_modified(long_ago))
+            .expect("age it");
+        store("new").write_session(&value, &root).expect("write");
+        let names = || -> Vec<String> {
+            std::fs::read_dir(&sessions)
+                .expect("dir")
+                .flatten()
+                .map(|e| e.file_name().to_string_lossy().into_owned())
+                .collect()
+        };
+        assert!(
+            !names()
+                .iter()
+                .any(|n| n.starts_with(&old_key) || n.starts_with(".tmp")),
+            "{:?}",
+            names()
+        );
+        for i in 0..1_000 {
+            store(&format!("s{i}"))
+                .write_session(&value, &root)
+                .expect("write");
+        }
+        assert_eq!(names().len(), SESSIONS_KEEP);
+        assert!(names().contains(&format!("{}.json", key(b"s999"))));
+        // Rewriting a kept session does not prune (only a new one does).
+        store("s999").write_session(&value, &root).expect("write");
+        assert_eq!(names().len(), SESSIONS_KEEP);
+    }
 }

@@ -3,6 +3,7 @@
 //! protect the repository.
 
 use crate::capability::{git, ledger};
+use crate::settings::Loaded;
 use crate::{selection, settings};
 use anyhow::Result;
 use prove_it_gate::abi::ABI_VERSION;
@@ -86,8 +87,8 @@ pub fn execute(dir: &Path) -> Result<ExitCode> {
         format!("prove-it {} ({exe})", settings::HOST_VERSION),
     );
     let loaded = settings::from_env();
-    plugin_row(&mut report);
-    policy_row(&mut report, &dir, &loaded.dirs.cache);
+    plugin_row(&mut report, &loaded);
+    policy_row(&mut report, &dir, &loaded);
 
     let s = &loaded.settings;
     report.row(
@@ -155,9 +156,9 @@ pub fn execute(dir: &Path) -> Result<ExitCode> {
 }
 
 /// The policy a session started here would pin, and whether it loads.
-fn policy_row(report: &mut Report, dir: &Path, cache_dir: &Path) {
+fn policy_row(report: &mut Report, dir: &Path, loaded: &Loaded) {
     let root = git::discover(dir).unwrap_or_else(|| dir.to_path_buf());
-    let policy = match selection::chosen(&root) {
+    let policy = match selection::chosen(&root, loaded.policy.as_deref()) {
         Ok(policy) => policy,
         Err(e) => {
             report.row(
@@ -168,7 +169,7 @@ fn policy_row(report: &mut Report, dir: &Path, cache_dir: &Path) {
             selection::Policy::default_policy()
         }
     };
-    match policy.check(cache_dir) {
+    match policy.check(&loaded.dirs.cache) {
         Ok(_) => report.row(
             Mark::Ok,
             "policy",
@@ -211,9 +212,9 @@ fn verify_row(report: &mut Report, root: &Path) {
     }
 }
 
-fn plugin_row(report: &mut Report) {
-    if let Ok(version) = std::env::var(settings::PLUGIN_VERSION_VAR) {
-        match settings::version_mismatch() {
+fn plugin_row(report: &mut Report, loaded: &Loaded) {
+    if let Some(version) = &loaded.plugin_version {
+        match loaded.version_mismatch() {
             None => report.row(Mark::Ok, "plugin", format!("{version}, same as the host")),
             Some(message) => report.row(
                 Mark::Warn,

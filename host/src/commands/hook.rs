@@ -8,6 +8,7 @@
 
 use crate::agent::claude_code::{self, Input};
 use crate::capability::{Capabilities, git, state};
+use crate::runtime::RunOptions;
 use crate::selection::{self, Policy};
 use crate::settings::{self, Loaded};
 use anyhow::{Context, Result};
@@ -51,7 +52,7 @@ fn handle(kind: EventKind) -> Result<Option<Decision>> {
     };
     let mut loaded = settings::from_env();
     if matches!(kind, EventKind::SessionStart | EventKind::Stop) {
-        loaded.notes.extend(settings::version_mismatch());
+        loaded.notes.extend(loaded.version_mismatch());
     }
     let roots = covered(kind, git::discover(&cwd), &loaded, &input.session_id);
     if roots.is_empty() {
@@ -106,7 +107,13 @@ fn covered(
 fn gate(kind: EventKind, input: &Input, root: &Path, loaded: &Loaded) -> Result<Decision> {
     let mut notes = Vec::new();
     let dirs = loaded.dirs.outside(root, &mut notes);
-    let policy = selection::in_force(root, &input.session_id, &dirs.state, &mut notes);
+    let policy = selection::in_force(
+        root,
+        &input.session_id,
+        &dirs.state,
+        loaded.policy.as_deref(),
+        &mut notes,
+    );
     let event = Event {
         kind,
         source: input.source.clone(),
@@ -125,7 +132,11 @@ fn gate(kind: EventKind, input: &Input, root: &Path, loaded: &Loaded) -> Result<
             namespace,
         )
     };
-    decide(&policy, &event, caps, &dirs.cache).map(|d| d.with_notes(&notes))
+    let options = RunOptions {
+        cache_dir: &dirs.cache,
+        timings: loaded.timings,
+    };
+    decide(&policy, &event, caps, &options).map(|d| d.with_notes(&notes))
 }
 
 /// One decision from each repository's: blocked when any is blocked, and
@@ -176,29 +187,29 @@ pub fn decide<'a>(
     policy: &Policy,
     event: &Event,
     caps: impl Fn(Option<&str>) -> Capabilities + 'a,
-    cache_dir: &Path,
+    options: &RunOptions,
 ) -> Result<Decision> {
     let default = Policy::default_policy();
     if policy.is_default() {
-        return default.run(event, caps(None), cache_dir);
+        return default.run(event, caps(None), options);
     }
     let mut notes = Vec::new();
     if event.kind == EventKind::SessionStart {
         // The default keeps its own baseline, so that a fallback is exact.
-        if let Err(e) = default.run(event, caps(None), cache_dir) {
+        if let Err(e) = default.run(event, caps(None), options) {
             notes.push(format!(
                 "prove-it: the default policy could not record its baseline: {e:#}"
             ));
         }
     }
-    match policy.run(event, caps(policy.namespace()), cache_dir) {
+    match policy.run(event, caps(policy.namespace()), options) {
         Ok(decision) => Ok(decision.with_notes(&notes)),
         Err(e) => {
             notes.push(format!(
                 "prove-it: the policy {} failed: {e:#}. The default policy decided instead; check the module with `prove-it policy check`.",
                 policy.label
             ));
-            let fallback = default.run(event, caps(None), cache_dir)?;
+            let fallback = default.run(event, caps(None), options)?;
             Ok(fallback.with_notes(&notes))
         }
     }

@@ -2,6 +2,7 @@
 
 use crate::agent::claude_code;
 use crate::capability::{Capabilities, git};
+use crate::runtime::RunOptions;
 use crate::selection::{self, Policy};
 use crate::settings;
 use anyhow::{Context, Result, bail};
@@ -71,8 +72,11 @@ pub fn run(file: &str, kind: EventKind, claim: &str, dir: &Path) -> Result<ExitC
             namespace,
         )
     };
-    let decision =
-        super::hook::decide(&policy, &event, caps, &dirs.cache)?.with_notes(&event.notes);
+    let options = RunOptions {
+        cache_dir: &dirs.cache,
+        timings: loaded.timings,
+    };
+    let decision = super::hook::decide(&policy, &event, caps, &options)?.with_notes(&event.notes);
     println!(
         "decision: {}",
         serde_json::to_string_pretty(&decision).context("cannot show the decision")?

@@ -177,6 +177,13 @@ fn hostile() -> impl Strategy<Value = Hostile> {
     })
 }
 
+fn options(cache_dir: &std::path::Path) -> super::RunOptions<'_> {
+    super::RunOptions {
+        cache_dir,
+        timings: false,
+    }
+}
+
 fn event() -> prove_it_gate::abi::Event {
     prove_it_gate::abi::Event {
         kind: EventKind::Stop,
@@ -199,7 +206,7 @@ proptest! {
         let cache = tempfile::tempdir().expect("cache dir");
         let wasm = wat::parse_str(module.wat()).expect("valid wat");
         let hash = blake3::hash(&wasm).to_hex().to_string();
-        match run(|| Ok(Cow::Owned(wasm.clone())), &hash, &event(), Answers, cache.path()) {
+        match run(|| Ok(Cow::Owned(wasm.clone())), &hash, &event(), Answers, &options(cache.path())) {
             Ok(_) => {}
             Err(e) => {
                     let text = format!("{e:#}");
@@ -230,7 +237,7 @@ fn a_well_formed_decision_is_read() {
         &hash,
         &event(),
         Answers,
-        cache.path(),
+        &options(cache.path()),
     )
     .expect("decides");
     assert_eq!(decision.reason.as_deref(), Some("r"));

@@ -50,7 +50,7 @@ pub struct StoreData<H> {
     limits: Limits,
     host: H,
     /// Time spent inside each capability call, in call order (for
-    /// `PROVE_IT_TIMINGS`).
+    /// [`RunOptions::timings`]).
     host_time: Vec<(&'static str, std::time::Duration)>,
 }
 
@@ -110,6 +110,15 @@ impl wasmtime::ResourceLimiter for Limits {
     }
 }
 
+/// How a policy is run.
+pub struct RunOptions<'a> {
+    /// Where compiled modules are cached.
+    pub cache_dir: &'a Path,
+    /// Print one JSON line on stderr saying where the time went
+    /// (`PROVE_IT_TIMINGS`, for the benchmark).
+    pub timings: bool,
+}
+
 /// Runs the module whose blake3 hash is `hash` on `event` with `host` as
 /// its capabilities. `module` gives its wasm bytes, asked for only when the
 /// compiled form is not in the cache.
@@ -118,11 +127,11 @@ pub fn run<'m, H: Host + Send + 'static>(
     hash: &str,
     event: &Event,
     host: H,
-    cache_dir: &Path,
+    options: &RunOptions,
 ) -> Result<Decision> {
     let started = std::time::Instant::now();
     let engine = engine()?;
-    let module = cache::load(&engine, module, hash, cache_dir)?;
+    let module = cache::load(&engine, module, hash, options.cache_dir)?;
     let mut linker: Linker<StoreData<H>> = Linker::new(&engine);
     wasmtime_wasi::p1::add_to_linker_sync(&mut linker, |data| &mut data.wasi).map_err(wasm)?;
     link::add_to_linker(&mut linker)?;
@@ -154,7 +163,7 @@ pub fn run<'m, H: Host + Send + 'static>(
 
     let loaded = started.elapsed();
     let result = call(&linker, &mut store, &module, event).map_err(|e| with_stderr(e, &stderr));
-    if std::env::var_os("PROVE_IT_TIMINGS").is_some() {
+    if options.timings {
         // One JSON line on stderr for the benchmark: where the time went.
         let total = started.elapsed();
         let calls = &store.data().host_time;
