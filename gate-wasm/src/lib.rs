@@ -1,7 +1,8 @@
 //! The prove-it gate: the host/policy contract (ABI) and the default policy.
 //!
 //! This crate is used three ways, and that is why the ABI lives here:
-//! - built for `wasm32-wasip1` it *is* the default policy module the host runs;
+//! - the shipped policy modules (`policies/default`, `policies/strict`) are
+//!   its rules, exported through [`guest`];
 //! - the `prove-it` host depends on it for the same ABI types, so the two sides
 //!   cannot drift;
 //! - authors of custom policies depend on it (no wasmtime inside) for the types
@@ -15,8 +16,3 @@ pub mod policy;
 
 #[cfg(target_arch = "wasm32")]
 pub mod guest;
-
-// The default policy module: only when building the module itself, so that a
-// custom policy depending on this crate defines its own exports.
-#[cfg(all(target_arch = "wasm32", feature = "default-module"))]
-policy_module!(policy::decide);

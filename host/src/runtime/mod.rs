@@ -20,8 +20,10 @@ use wasmtime_wasi::WasiCtxBuilder;
 use wasmtime_wasi::p1::WasiP1Ctx;
 use wasmtime_wasi::p2::pipe::MemoryOutputPipe;
 
-/// The default policy, built from `gate-wasm/` for `wasm32-wasip1` by build.rs.
-pub const DEFAULT_POLICY: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/prove_it_gate.wasm"));
+/// The default policy, built from `policies/default/` for `wasm32-wasip1` by
+/// build.rs.
+pub const DEFAULT_POLICY: &[u8] =
+    include_bytes!(concat!(env!("OUT_DIR"), "/prove_it_default.wasm"));
 
 /// The blake3 hash of [`DEFAULT_POLICY`] (hex), from build.rs.
 pub const DEFAULT_POLICY_HASH: &str = env!("PROVE_IT_DEFAULT_POLICY_BLAKE3");
