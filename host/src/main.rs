@@ -4,6 +4,7 @@ mod agent;
 mod capability;
 mod cli;
 mod commands;
+mod fs;
 mod runtime;
 mod selection;
 mod settings;

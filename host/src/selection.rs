@@ -14,7 +14,8 @@
 //! the chosen file (to tell the user it changed) is hashed again only when
 //! its stat data differs from when it was last hashed.
 
-use crate::capability::state::{self, private_dir, write_atomic};
+use crate::capability::state;
+use crate::fs::{Stamp, StampedHash, private_dir, write_atomic};
 use crate::runtime::{
     self, DEFAULT_POLICY, DEFAULT_POLICY_HASH, STRICT_POLICY, STRICT_POLICY_HASH,
 };
@@ -136,12 +137,12 @@ struct Pin {
     seen: Option<Seen>,
 }
 
-/// A module file's stat data and the hash of its content at that stat.
+/// A module file's path, and its content hash by its stat data.
 #[derive(Clone, PartialEq, Serialize, Deserialize)]
 struct Seen {
     path: PathBuf,
-    stat: [i64; 6],
-    hash: String,
+    #[serde(flatten)]
+    known: StampedHash,
 }
 
 /// A built-in policy by name.
@@ -210,20 +211,12 @@ pub fn chosen(root: &Path, named: Option<&str>) -> Result<Policy, String> {
 /// data is the one `seen` recorded; else the file is read and hashed, and
 /// `seen` records it once the file has settled.
 fn file_hash(path: &Path, seen: &mut Option<Seen>) -> std::io::Result<String> {
-    let stat = state::stamp(&std::fs::metadata(path)?);
-    if let Some(known) = seen.as_ref().filter(|s| s.path == path && s.stat == stat) {
-        return Ok(known.hash.clone());
-    }
-    let hash = hash(&read_module(path)?);
-    // Racy-git rule: a file modified within the last two seconds could
-    // change again without its stat data changing; do not remember it.
-    let settled = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .is_ok_and(|now| now.as_secs() as i64 > stat[1] + 2);
-    *seen = settled.then(|| Seen {
+    let stamp = Stamp::of(&std::fs::metadata(path)?);
+    let known = seen.as_ref().filter(|s| s.path == path).map(|s| &s.known);
+    let (hash, remember) = StampedHash::get(stamp, known, || read_module(path).map(|b| hash(&b)))?;
+    *seen = remember.map(|known| Seen {
         path: path.to_path_buf(),
-        stat,
-        hash: hash.clone(),
+        known,
     });
     Ok(hash)
 }
@@ -364,7 +357,7 @@ mod tests {
 
         // Unchanged stat: the remembered hash is trusted, the file not read
         // (a planted hash comes back).
-        seen.as_mut().expect("seen").hash = "planted".into();
+        seen.as_mut().expect("seen").known.hash = "planted".into();
         assert_eq!(file_hash(&path, &mut seen).expect("hash"), "planted");
 
         // Written now: hashed again, and not remembered while it is fresh.
@@ -374,11 +367,13 @@ mod tests {
 
         // What was remembered for another path is not used for this one,
         // even with this file's very stat data.
-        let stat = state::stamp(&std::fs::metadata(&path).expect("stat"));
+        let stamp = Stamp::of(&std::fs::metadata(&path).expect("stat"));
         let mut other = Some(Seen {
             path: dir.path().join("other.wasm"),
-            stat,
-            hash: "planted".into(),
+            known: StampedHash {
+                stamp,
+                hash: "planted".into(),
+            },
         });
         assert_eq!(file_hash(&path, &mut other).expect("hash"), hash(b"second"));
     }

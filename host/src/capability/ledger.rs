@@ -33,7 +33,7 @@ pub fn path(dir: &Path) -> PathBuf {
 
 /// Appends one row for `entry` caught in the work tree `root`.
 pub fn append(dir: &Path, root: &Path, entry: &LedgerEntry) -> Result<()> {
-    super::state::private_dir(dir)?;
+    crate::fs::private_dir(dir)?;
     let claim = cut(&entry.claim, CLAIM_CHARS);
     let actual: Vec<String> = entry
         .actual

@@ -63,7 +63,7 @@ impl Host for Capabilities {
         reply(state)
     }
     fn verify_facts(&mut self) -> Reply<VerifyFacts> {
-        reply(git::verify_facts(&self.root))
+        reply(verify::verify_facts(&self.root))
     }
     fn run_verify(&mut self) -> Reply<VerifyRun> {
         Ok(verify::run(

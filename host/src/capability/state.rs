@@ -8,11 +8,9 @@
 //! is a temp file renamed into place, so two stops at once cannot tear a
 //! file, and two sessions never share one.
 
+use crate::fs::{private_dir, write_atomic};
 use anyhow::{Context, Result, bail};
 use prove_it_gate::abi::SessionRead;
-use std::fs::DirBuilder;
-use std::io::Write;
-use std::os::unix::fs::{DirBuilderExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 
 /// The most session state a policy may save.
@@ -241,69 +239,6 @@ pub fn pin_file(state_dir: &Path, root: &Path, session_id: &str) -> PathBuf {
 /// A short, path-safe key for any bytes.
 fn key(bytes: &[u8]) -> String {
     blake3::hash(bytes).to_hex()[..32].to_string()
-}
-
-/// Creates `dir` and its missing parents, each 0700.
-pub fn private_dir(dir: &Path) -> Result<()> {
-    if dir.is_dir() {
-        return Ok(());
-    }
-    DirBuilder::new()
-        .recursive(true)
-        .mode(0o700)
-        .create(dir)
-        .with_context(|| format!("cannot create `{}`", dir.display()))?;
-    // An existing umask can widen nothing here, but a parent we did not make
-    // keeps its own mode: only ours are forced.
-    std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o700))
-        .with_context(|| format!("cannot set the mode of `{}`", dir.display()))
-}
-
-/// A file's stat data as far as telling "unchanged since" goes: size,
-/// modification and change times (ns) and inode. Any write changes one of
-/// them (ctime cannot be set back), which is what the caches keyed by it
-/// rely on.
-pub fn stamp(meta: &std::fs::Metadata) -> [i64; 6] {
-    use std::os::unix::fs::MetadataExt;
-    [
-        meta.size() as i64,
-        meta.mtime(),
-        meta.mtime_nsec(),
-        meta.ctime(),
-        meta.ctime_nsec(),
-        meta.ino() as i64,
-    ]
-}
-
-/// Writes `bytes` to `path` through a 0600 temp file renamed into place.
-pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
-    // No fsync: it would cost every stop milliseconds, and a file torn by a
-    // crash reads as corrupt state, which is reported, never trusted.
-    write_via_temp(path, bytes, false)
-}
-
-/// [`write_atomic`], with the data on disk before the rename: for files
-/// written rarely whose loss in a crash must not go unnoticed.
-pub fn write_synced(path: &Path, bytes: &[u8]) -> Result<()> {
-    write_via_temp(path, bytes, true)
-}
-
-fn write_via_temp(path: &Path, bytes: &[u8], sync: bool) -> Result<()> {
-    let dir = path
-        .parent()
-        .expect("state files always live in a directory");
-    let mut file = tempfile::NamedTempFile::new_in(dir)
-        .with_context(|| format!("cannot create a temp file in `{}`", dir.display()))?;
-    file.write_all(bytes)
-        .with_context(|| format!("cannot write `{}`", path.display()))?;
-    if sync {
-        file.as_file()
-            .sync_all()
-            .with_context(|| format!("cannot write `{}`", path.display()))?;
-    }
-    file.persist(path)
-        .with_context(|| format!("cannot write `{}`", path.display()))?;
-    Ok(())
 }
 
 #[cfg(test)]

@@ -2,7 +2,7 @@
 //! and if not, why and what to run. Exits non-zero when the gate would not
 //! protect the repository.
 
-use crate::capability::{git, ledger};
+use crate::capability::{git, ledger, verify};
 use crate::settings::Loaded;
 use crate::{selection, settings};
 use anyhow::Result;
@@ -196,7 +196,7 @@ fn policy_row(report: &mut Report, dir: &Path, loaded: &Loaded) {
 }
 
 fn verify_row(report: &mut Report, root: &Path) {
-    match git::verify_facts(root) {
+    match verify::verify_facts(root) {
         Ok(facts) if facts.armed() => report.row(Mark::Ok, "verify.sh", "present and executable"),
         Ok(facts) if facts.exists => report.row(
             Mark::Fail,

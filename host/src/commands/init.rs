@@ -25,7 +25,7 @@ pub fn execute(dir: &Path) -> Result<()> {
             dir.display()
         )
     })?;
-    let path = root.join(git::VERIFY_SH);
+    let path = root.join(verify::VERIFY_SH);
     println!("prove-it init in {}", root.display());
     if path.exists() {
         println!(

@@ -12,7 +12,7 @@
 //! untouched entry is not re-hashed at every stop. Failing to write an entry
 //! only costs speed.
 
-use crate::capability::state::stamp;
+use crate::fs::{Stamp, private_dir, write_atomic, write_synced};
 use anyhow::{Result, anyhow};
 use std::borrow::Cow;
 use std::fs::File;
@@ -50,7 +50,7 @@ pub fn load<'m>(
 /// What a seal holds: the entry's checksum and its stat data when sealed.
 struct Seal {
     blake3: String,
-    stat: Option<[i64; 6]>,
+    stat: Option<Stamp>,
 }
 
 impl Seal {
@@ -60,14 +60,14 @@ impl Seal {
         let stat: Vec<i64> = words.map(str::parse).collect::<Result<_, _>>().ok()?;
         Some(Seal {
             blake3,
-            stat: stat.try_into().ok(),
+            stat: <[i64; 6]>::try_from(stat).ok().map(Stamp::from),
         })
     }
 
     fn text(&self) -> String {
-        let stat = self
-            .stat
-            .map_or(String::new(), |s| s.map(|n| n.to_string()).join(" "));
+        let stat = self.stat.map_or(String::new(), |s| {
+            <[i64; 6]>::from(s).map(|n| n.to_string()).join(" ")
+        });
         format!("{} {stat}\n", self.blake3)
     }
 }
@@ -76,7 +76,7 @@ impl Seal {
 fn sealed(path: &Path, seal_path: &Path) -> Option<File> {
     let seal = Seal::parse(&std::fs::read_to_string(seal_path).ok()?)?;
     let mut file = File::open(path).ok()?;
-    let stat = stamp(&file.metadata().ok()?);
+    let stat = Stamp::of(&file.metadata().ok()?);
     if seal.stat == Some(stat) {
         return Some(file);
     }
@@ -91,19 +91,18 @@ fn sealed(path: &Path, seal_path: &Path) -> Option<File> {
         blake3: seal.blake3,
         stat: Some(stat),
     };
-    let _ = crate::capability::state::write_atomic(seal_path, resealed.text().as_bytes());
+    let _ = write_atomic(seal_path, resealed.text().as_bytes());
     file.seek(SeekFrom::Start(0)).ok()?;
     Some(file)
 }
 
 fn store(path: &Path, seal_path: &Path, bytes: &[u8]) -> Result<()> {
-    use crate::capability::state::{private_dir, write_synced};
     private_dir(path.parent().expect("entries live in a directory"))?;
     // Synced: a seal must never outlive a crash that lost its entry's data.
     write_synced(path, bytes)?;
     let seal = Seal {
         blake3: blake3::hash(bytes).to_hex().to_string(),
-        stat: std::fs::metadata(path).ok().map(|m| stamp(&m)),
+        stat: std::fs::metadata(path).ok().map(|m| Stamp::of(&m)),
     };
     write_synced(seal_path, seal.text().as_bytes())
 }

@@ -1,93 +1,23 @@
-//! Git state through gix: finding the repository, the tree fingerprint and
-//! the facts about `verify.sh`.
+//! The tree fingerprint: a hash of HEAD, the index against HEAD, and every
+//! work-tree path that differs from the index (content, mode, symlink
+//! target) or is untracked and not ignored.
 //!
-//! No `git` subprocess runs here. The fingerprint is exact: it covers HEAD,
-//! the index against HEAD, and every work-tree path that differs from the
-//! index (content, mode, symlink target) or is untracked and not ignored.
-//! Paths equal to HEAD are covered by HEAD's id, so only changed paths are
-//! hashed, and a tree that returns to an earlier state gives the earlier
-//! fingerprint.
+//! It is exact. Paths equal to HEAD are covered by HEAD's id, so only
+//! changed paths are hashed, and a tree that returns to an earlier state
+//! gives the earlier fingerprint.
 
+use super::discover::open;
+use super::memo::{Memo, Staged, StagedKey};
 use anyhow::{Context, Result, bail};
 use gix::bstr::{BStr, BString, ByteSlice};
 use gix::status::plumbing::index_as_worktree::traits::{FastEq, SubmoduleStatus};
 use gix::status::plumbing::index_as_worktree::{Change, EntryStatus};
 use gix::status::plumbing::index_as_worktree_with_renames::Entry as WorktreeEntry;
-use prove_it_gate::abi::{TreeState, VerifyFacts};
-use std::io::Read;
+use prove_it_gate::abi::TreeState;
 use std::os::unix::ffi::OsStrExt;
 use std::os::unix::fs::PermissionsExt;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::atomic::AtomicBool;
-
-/// The name of the proof, at the work tree root.
-pub const VERIFY_SH: &str = "verify.sh";
-
-/// Finds the work tree root around `cwd`: the nearest folder holding a
-/// `.git` (a directory, or a file in linked worktrees and submodules), as git
-/// does. `None`: not in a work tree, nothing to guard.
-///
-/// The root is returned resolved (no symlinks, macOS `/tmp` as
-/// `/private/tmp`), and found from the resolved `cwd` as git finds it: one
-/// repository reached by two spellings has one state, so a session started
-/// through one and stopped through the other keeps its baseline.
-///
-/// This only looks; the repository is opened by [`tree_state`], so a stop in
-/// a repository without `verify.sh` never pays for opening it, and a broken
-/// repository is reported there rather than passing for "no repository".
-/// `GIT_DIR` and `GIT_WORK_TREE` play no part: see [`open`].
-pub fn discover(cwd: &Path) -> Option<PathBuf> {
-    let cwd = std::fs::canonicalize(cwd)
-        .or_else(|_| std::path::absolute(cwd))
-        .ok()?;
-    cwd.ancestors()
-        .find(|dir| dir.join(".git").exists())
-        .map(Path::to_path_buf)
-}
-
-/// Opens the repository whose work tree is `root`. (The variables that
-/// would point gix elsewhere are gone from the environment: see
-/// [`crate::settings::scrub_repository_vars`].)
-fn open(root: &Path) -> Result<gix::Repository> {
-    let repo = gix::open(root)
-        .with_context(|| format!("cannot open the git repository at `{}`", root.display()))?;
-    if repo.workdir().is_none() {
-        bail!(
-            "`{}` is a bare repository, with no work tree to verify",
-            root.display()
-        );
-    }
-    Ok(repo)
-}
-
-/// `verify.sh` at the root, now.
-pub fn verify_facts(root: &Path) -> Result<VerifyFacts> {
-    let path = root.join(VERIFY_SH);
-    let meta = match std::fs::metadata(&path) {
-        Ok(meta) => meta,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-            return Ok(VerifyFacts {
-                exists: false,
-                executable: false,
-                hash: None,
-            });
-        }
-        Err(e) => return Err(e).with_context(|| format!("cannot stat `{}`", path.display())),
-    };
-    if !meta.is_file() {
-        return Ok(VerifyFacts {
-            exists: true,
-            executable: false,
-            hash: None,
-        });
-    }
-    let hash = hash_file(&path)?;
-    Ok(VerifyFacts {
-        exists: true,
-        executable: meta.permissions().mode() & 0o111 != 0,
-        hash: Some(hash),
-    })
-}
 
 /// Index entries from which the directory walk runs in a second thread,
 /// beside the check of tracked files, as `git status` does. A thread costs
@@ -493,114 +423,6 @@ fn on_disk(root: &Path, rela_path: &BStr, memo: &mut Memo) -> Result<String> {
         "-"
     };
     Ok(format!("file {exec} {}", memo.hash(&path, &meta)?))
-}
-
-/// Content hash of a file, read in chunks (memory stays flat for big files).
-pub fn hash_file(path: &Path) -> Result<String> {
-    let mut file =
-        std::fs::File::open(path).with_context(|| format!("cannot read `{}`", path.display()))?;
-    let mut hasher = blake3::Hasher::new();
-    let mut buf = vec![0u8; 64 * 1024];
-    loop {
-        let n = file
-            .read(&mut buf)
-            .with_context(|| format!("cannot read `{}`", path.display()))?;
-        if n == 0 {
-            break;
-        }
-        hasher.update(&buf[..n]);
-    }
-    Ok(hasher.finalize().to_hex().to_string())
-}
-
-/// What one stop leaves for the next in this work tree, so that unchanged
-/// things are not recomputed: big files' content hashes (by their stat
-/// data: an unchanged 50 MB file is not read again) and the staged-changes
-/// digest (by HEAD and the index checksum). Saved in the state dir; losing
-/// it only costs time.
-#[derive(Default, serde::Serialize, serde::Deserialize)]
-pub struct Memo {
-    files: std::collections::HashMap<PathBuf, Stamped>,
-    staged: Option<Staged>,
-    #[serde(skip)]
-    used: std::collections::HashMap<PathBuf, Stamped>,
-    #[serde(skip)]
-    changed: bool,
-}
-
-#[derive(Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-struct Stamped {
-    stat: [i64; 6],
-    hash: String,
-}
-
-#[derive(PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-struct StagedKey {
-    commit: String,
-    index: String,
-}
-
-#[derive(serde::Serialize, serde::Deserialize)]
-struct Staged {
-    key: StagedKey,
-    digest: String,
-}
-
-impl Memo {
-    /// Files smaller than this are hashed every time (cheaper than a lookup
-    /// is worth remembering).
-    const MIN_BYTES: u64 = 1 << 20;
-
-    pub fn load(path: &Path) -> Self {
-        std::fs::read(path)
-            .ok()
-            .and_then(|b| serde_json::from_slice(&b).ok())
-            .unwrap_or_default()
-    }
-
-    /// Saves what this run used (big files no longer changed drop out),
-    /// if anything changed.
-    pub fn save(self, path: &Path) -> Result<()> {
-        if !self.changed && self.used.len() == self.files.len() {
-            return Ok(());
-        }
-        let kept = Memo {
-            files: self.used,
-            staged: self.staged,
-            ..Memo::default()
-        };
-        super::state::write_atomic(path, &serde_json::to_vec(&kept)?)
-    }
-
-    fn hash(&mut self, path: &Path, meta: &std::fs::Metadata) -> Result<String> {
-        use std::os::unix::fs::MetadataExt;
-        if meta.len() < Self::MIN_BYTES {
-            return hash_file(path);
-        }
-        let stat = super::state::stamp(meta);
-        if let Some(known) = self.files.get(path).filter(|e| e.stat == stat) {
-            self.used.insert(path.to_path_buf(), known.clone());
-            return Ok(known.hash.clone());
-        }
-        let hash = hash_file(path)?;
-        // Racy-git rule: a file modified within the last two seconds could
-        // change again without its stat data changing; do not remember it.
-        let settled = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map(|now| now.as_secs() as i64 > meta.mtime() + 2)
-            .unwrap_or(false);
-        if settled {
-            self.used.insert(
-                path.to_path_buf(),
-                Stamped {
-                    stat,
-                    hash: hash.clone(),
-                },
-            );
-            self.changed = true;
-        }
-        Ok(hash)
-    }
 }
 
 #[cfg(test)]

@@ -1,0 +1,12 @@
+//! Git state through gix, one job a file: finding the repository
+//! ([`discover`]), the tree fingerprint ([`tree_state`]), and what one stop
+//! leaves the next so as not to redo it ([`Memo`]). No `git` subprocess runs
+//! here.
+
+mod discover;
+mod fingerprint;
+mod memo;
+
+pub use discover::discover;
+pub use fingerprint::tree_state;
+pub use memo::Memo;
