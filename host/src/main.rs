@@ -8,7 +8,6 @@ mod fs;
 mod runtime;
 mod selection;
 mod settings;
-mod stacks;
 
 use std::process::ExitCode;
 

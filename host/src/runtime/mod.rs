@@ -49,67 +49,11 @@ const STDERR_BYTES: usize = 16 << 10;
 /// What the store holds for one run.
 pub struct StoreData<H> {
     wasi: WasiP1Ctx,
-    limits: Limits,
+    limits: StoreLimits,
     host: H,
     /// Time spent inside each capability call, in call order (for
     /// [`RunOptions::timings`]).
     host_time: Vec<(&'static str, std::time::Duration)>,
-}
-
-/// Caps a policy's memory at [`MEMORY_BYTES`]: growing past it stops the
-/// module with [`MemoryCap`] (a module left to handle a failed grow itself
-/// could turn it into anything), and the rest is wasmtime's `StoreLimits`.
-struct Limits(StoreLimits);
-
-/// The error that stops a module growing past [`MEMORY_BYTES`].
-#[derive(Debug)]
-struct MemoryCap(usize);
-
-impl std::fmt::Display for MemoryCap {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(
-            f,
-            "the policy tried to grow its memory to {} MiB",
-            self.0 >> 20
-        )
-    }
-}
-
-impl std::error::Error for MemoryCap {}
-
-impl wasmtime::ResourceLimiter for Limits {
-    fn memory_growing(
-        &mut self,
-        current: usize,
-        desired: usize,
-        maximum: Option<usize>,
-    ) -> wasmtime::Result<bool> {
-        if desired > MEMORY_BYTES {
-            return Err(wasmtime::Error::new(MemoryCap(desired)));
-        }
-        self.0.memory_growing(current, desired, maximum)
-    }
-
-    fn table_growing(
-        &mut self,
-        current: usize,
-        desired: usize,
-        maximum: Option<usize>,
-    ) -> wasmtime::Result<bool> {
-        self.0.table_growing(current, desired, maximum)
-    }
-
-    fn instances(&self) -> usize {
-        self.0.instances()
-    }
-
-    fn tables(&self) -> usize {
-        self.0.tables()
-    }
-
-    fn memories(&self) -> usize {
-        self.0.memories()
-    }
 }
 
 /// How a policy is run.
@@ -144,13 +88,15 @@ pub fn run<'m, H: Host + Send + 'static>(
         .wall_clock(Frozen)
         .monotonic_clock(Frozen)
         .build_p1();
-    let limits = Limits(
-        StoreLimitsBuilder::new()
-            .instances(1)
-            .tables(4)
-            .memories(1)
-            .build(),
-    );
+    // A failed grow stops the module (trap_on_grow_failure): a module left
+    // to handle the failure itself could turn it into anything.
+    let limits = StoreLimitsBuilder::new()
+        .memory_size(MEMORY_BYTES)
+        .trap_on_grow_failure(true)
+        .instances(1)
+        .tables(4)
+        .memories(1)
+        .build();
     let mut store = Store::new(
         &engine,
         StoreData {
@@ -215,7 +161,7 @@ pub fn check<'m>(
     link::add_to_linker(&mut linker)?;
     let data = StoreData {
         wasi: WasiCtxBuilder::new().build_p1(),
-        limits: Limits(StoreLimits::default()),
+        limits: StoreLimits::default(),
         host: Unavailable,
         host_time: Default::default(),
     };
@@ -351,9 +297,11 @@ fn read_decision<T>(memory: &Memory, store: &Store<T>, ptr: u32, len: u32) -> Re
 
 /// Names what went wrong inside the module in words a user can act on.
 fn wasm(error: wasmtime::Error) -> anyhow::Error {
-    if let Some(cap) = error.downcast_ref::<MemoryCap>() {
+    // wasmtime's limiter says this in words only (`forcing trap when
+    // growing memory to N bytes`): its message is the one thing to go by.
+    if format!("{error:#}").contains("growing memory") {
         return anyhow!(
-            "{cap}; the limit is {} MiB of memory, so it was stopped",
+            "the policy tried to grow its memory past its limit, {} MiB of memory, so it was stopped",
             MEMORY_BYTES >> 20
         );
     }

@@ -1,0 +1,324 @@
+//! Which stacks a repository uses, from the files at its root, and the checks
+//! `prove-it init` offers for each (commented out until the person has run
+//! them by hand).
+//!
+//! Most stacks are one row of [`STACKS`]: marker files and checks. The few
+//! whose checks depend on what else is there (a lock file, a wrapper, a
+//! line in a manifest) are a function each.
+
+use std::path::Path;
+
+/// One detected stack: a heading and its candidate checks.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Stack {
+    /// e.g. "Node (pnpm)".
+    pub name: String,
+    /// The file(s) that gave it away, for the heading.
+    pub evidence: String,
+    /// Commands, most useful first: tests, types, lint, format.
+    pub checks: Vec<String>,
+}
+
+/// The files at a repository's root.
+struct Root<'a>(&'a Path);
+
+impl Root<'_> {
+    fn has(&self, name: &str) -> bool {
+        self.0.join(name).exists()
+    }
+
+    fn has_any(&self, names: &[&str]) -> bool {
+        names.iter().any(|name| self.has(name))
+    }
+
+    fn has_extension(&self, extensions: &[&str]) -> bool {
+        std::fs::read_dir(self.0)
+            .into_iter()
+            .flatten()
+            .flatten()
+            .any(|e| {
+                let name = e.file_name();
+                let name = name.to_string_lossy();
+                extensions.iter().any(|ext| name.ends_with(ext))
+            })
+    }
+
+    fn read(&self, name: &str) -> String {
+        std::fs::read_to_string(self.0.join(name)).unwrap_or_default()
+    }
+}
+
+/// How a stack is recognised.
+enum Rule {
+    /// Any of `markers` at the root; always the same checks.
+    Files {
+        name: &'static str,
+        markers: &'static [&'static str],
+        evidence: &'static str,
+        checks: &'static [&'static str],
+    },
+    /// A stack whose checks depend on more than one file.
+    Odd(fn(&Root) -> Option<Stack>),
+}
+
+/// Every stack, in the order `init` writes their sections.
+const STACKS: &[Rule] = &[
+    Rule::Files {
+        name: "Rust",
+        markers: &["Cargo.toml"],
+        evidence: "Cargo.toml",
+        checks: &[
+            "cargo test",
+            "cargo clippy --all-targets -- -D warnings",
+            "cargo fmt --all --check",
+        ],
+    },
+    Rule::Odd(node),
+    Rule::Files {
+        name: "Deno",
+        markers: &["deno.json", "deno.jsonc"],
+        evidence: "deno.json",
+        checks: &["deno test", "deno check .", "deno lint", "deno fmt --check"],
+    },
+    Rule::Files {
+        name: "Python",
+        markers: &[
+            "pyproject.toml",
+            "setup.py",
+            "setup.cfg",
+            "requirements.txt",
+        ],
+        evidence: "pyproject.toml / setup.py / requirements.txt",
+        checks: &["python -m pytest -q", "python -m mypy .", "ruff check ."],
+    },
+    Rule::Files {
+        name: "Go",
+        markers: &["go.mod"],
+        evidence: "go.mod",
+        checks: &["go test ./...", "go vet ./...", "test -z \"$(gofmt -l .)\""],
+    },
+    Rule::Files {
+        name: "Java (Maven)",
+        markers: &["pom.xml"],
+        evidence: "pom.xml",
+        checks: &["mvn -q -B test"],
+    },
+    Rule::Odd(gradle),
+    Rule::Odd(dotnet),
+    Rule::Odd(ruby),
+    Rule::Files {
+        name: "PHP",
+        markers: &["composer.json"],
+        evidence: "composer.json",
+        checks: &["vendor/bin/phpunit", "vendor/bin/phpstan analyse"],
+    },
+    Rule::Odd(dart),
+    Rule::Files {
+        name: "Elixir",
+        markers: &["mix.exs"],
+        evidence: "mix.exs",
+        checks: &[
+            "mix test",
+            "mix format --check-formatted",
+            "mix compile --warnings-as-errors",
+        ],
+    },
+    Rule::Odd(c_cpp),
+    Rule::Files {
+        name: "Swift",
+        markers: &["Package.swift"],
+        evidence: "Package.swift",
+        checks: &["swift build", "swift test"],
+    },
+];
+
+/// All stacks detected at `root`, in a fixed order.
+pub fn detect(root: &Path) -> Vec<Stack> {
+    let root = Root(root);
+    STACKS
+        .iter()
+        .filter_map(|rule| match rule {
+            Rule::Files {
+                name,
+                markers,
+                evidence,
+                checks,
+            } => root.has_any(markers).then(|| stack(name, evidence, checks)),
+            Rule::Odd(detect) => detect(&root),
+        })
+        .collect()
+}
+
+fn stack<S: AsRef<str>>(name: &str, evidence: &str, checks: &[S]) -> Stack {
+    Stack {
+        name: name.to_string(),
+        evidence: evidence.to_string(),
+        checks: checks.iter().map(|c| c.as_ref().to_string()).collect(),
+    }
+}
+
+/// Node: the package manager follows the lock file; `tsc` when typed.
+fn node(root: &Root) -> Option<Stack> {
+    if !root.has("package.json") {
+        return None;
+    }
+    let (runner, evidence) = if root.has("pnpm-lock.yaml") {
+        ("pnpm", "package.json, pnpm-lock.yaml")
+    } else if root.has("yarn.lock") {
+        ("yarn", "package.json, yarn.lock")
+    } else if root.has_any(&["bun.lockb", "bun.lock"]) {
+        ("bun", "package.json, bun.lock")
+    } else {
+        ("npm", "package.json")
+    };
+    let mut checks = vec![format!("{runner} test")];
+    if root.has("tsconfig.json") {
+        let exec = match runner {
+            "npm" => "npx",
+            "bun" => "bunx",
+            other => other,
+        };
+        checks.push(format!("{exec} tsc --noEmit"));
+    }
+    checks.push(format!("{runner} run lint"));
+    Some(stack(&format!("Node ({runner})"), evidence, &checks))
+}
+
+/// Gradle: the project's wrapper when it has one.
+fn gradle(root: &Root) -> Option<Stack> {
+    let markers = [
+        "build.gradle",
+        "build.gradle.kts",
+        "settings.gradle",
+        "settings.gradle.kts",
+    ];
+    if !root.has_any(&markers) {
+        return None;
+    }
+    let gradle = if root.has("gradlew") {
+        "./gradlew"
+    } else {
+        "gradle"
+    };
+    let checks = [format!("{gradle} test"), format!("{gradle} check")];
+    Some(stack("Java (Gradle)", "build.gradle", &checks))
+}
+
+/// .NET: project files have the project's own name.
+fn dotnet(root: &Root) -> Option<Stack> {
+    root.has_extension(&[".sln", ".csproj", ".fsproj", ".vbproj"])
+        .then(|| {
+            stack(
+                ".NET",
+                "*.sln / *.csproj",
+                &["dotnet test", "dotnet format --verify-no-changes"],
+            )
+        })
+}
+
+/// Ruby: RSpec when the project uses it, else rake's tests.
+fn ruby(root: &Root) -> Option<Stack> {
+    if !root.has("Gemfile") {
+        return None;
+    }
+    let test = if root.has(".rspec") || root.0.join("spec").is_dir() {
+        "bundle exec rspec"
+    } else {
+        "bundle exec rake test"
+    };
+    Some(stack("Ruby", "Gemfile", &[test, "bundle exec rubocop"]))
+}
+
+/// Dart, or Flutter when the manifest says so.
+fn dart(root: &Root) -> Option<Stack> {
+    if !root.has("pubspec.yaml") {
+        return None;
+    }
+    Some(if root.read("pubspec.yaml").contains("flutter:") {
+        stack(
+            "Flutter",
+            "pubspec.yaml",
+            &["flutter test", "flutter analyze"],
+        )
+    } else {
+        stack(
+            "Dart",
+            "pubspec.yaml",
+            &[
+                "dart test",
+                "dart analyze",
+                "dart format --output=none --set-exit-if-changed .",
+            ],
+        )
+    })
+}
+
+/// C and C++: CMake when there is a CMakeLists.txt, else make.
+fn c_cpp(root: &Root) -> Option<Stack> {
+    if root.has("CMakeLists.txt") {
+        Some(stack(
+            "C/C++ (CMake)",
+            "CMakeLists.txt",
+            &[
+                "cmake -S . -B build && cmake --build build",
+                "ctest --test-dir build --output-on-failure",
+            ],
+        ))
+    } else if root.has_any(&["Makefile", "makefile", "GNUmakefile"]) {
+        Some(stack("C/C++ (make)", "Makefile", &["make", "make test"]))
+    } else {
+        None
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn names(files: &[(&str, &str)]) -> Vec<String> {
+        let dir = tempfile::tempdir().expect("tmp");
+        for (name, content) in files {
+            std::fs::write(dir.path().join(name), content).expect("write");
+        }
+        detect(dir.path()).into_iter().map(|s| s.name).collect()
+    }
+
+    #[test]
+    fn node_runner_follows_the_lockfile() {
+        assert_eq!(
+            names(&[("package.json", "{}"), ("pnpm-lock.yaml", "")]),
+            ["Node (pnpm)"]
+        );
+        assert_eq!(
+            names(&[("package.json", "{}"), ("yarn.lock", "")]),
+            ["Node (yarn)"]
+        );
+        assert_eq!(
+            names(&[("package.json", "{}"), ("bun.lockb", "")]),
+            ["Node (bun)"]
+        );
+        assert_eq!(names(&[("package.json", "{}")]), ["Node (npm)"]);
+    }
+
+    #[test]
+    fn flutter_and_dart_are_told_apart() {
+        assert_eq!(
+            names(&[("pubspec.yaml", "name: x\nflutter:\n  sdk: flutter\n")]),
+            ["Flutter"]
+        );
+        assert_eq!(names(&[("pubspec.yaml", "name: x\n")]), ["Dart"]);
+    }
+
+    #[test]
+    fn several_stacks_each_get_a_section() {
+        assert_eq!(
+            names(&[("Cargo.toml", ""), ("package.json", "{}"), ("go.mod", "")]),
+            ["Rust", "Node (npm)", "Go"]
+        );
+    }
+
+    #[test]
+    fn nothing_known_is_nothing() {
+        assert!(names(&[("notes.txt", "")]).is_empty());
+    }
+}
