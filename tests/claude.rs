@@ -26,12 +26,7 @@ pub fn claude_bin() -> PathBuf {
     path
 }
 
-pub fn workspace() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("..")
-        .canonicalize()
-        .expect("workspace root")
-}
+pub use prove_it_test_support::workspace;
 
 /// What the scripted agent does next, one entry per main-loop request.
 #[derive(Clone, Debug)]

@@ -159,26 +159,6 @@ fn a_real_session_is_blocked_by_the_installed_stop_hook_until_verify_passes() {
     assert!(!repo.path("broken").exists());
 }
 
-/// The command line plugin/hooks.json (under `root`) gives the hook for
-/// `event` (`session-start`, `stop`, ...).
-fn hook_command(root: &std::path::Path, event: &str) -> String {
-    let hooks: Value = serde_json::from_str(
-        &std::fs::read_to_string(root.join("plugin/hooks.json")).expect("hooks.json"),
-    )
-    .expect("hooks.json is JSON");
-    let name = match event {
-        "session-start" => "SessionStart",
-        "user-prompt-submit" => "UserPromptSubmit",
-        "stop" => "Stop",
-        other => panic!("no hook event {other}"),
-    };
-    let command = hooks["hooks"][name][0]["hooks"][0]["command"]
-        .as_str()
-        .unwrap_or_else(|| panic!("hooks.json has no command for {name}"));
-    assert!(command.ends_with(&format!(" hook {event}")), "{command}");
-    command.to_string()
-}
-
 /// Runs the hooks.json command line for `event` through a shell, as Claude
 /// Code does, with the plugin root at `root`.
 fn launch(
@@ -188,7 +168,7 @@ fn launch(
     stdin: &str,
 ) -> std::process::Output {
     use std::io::Write;
-    let command = hook_command(root, event);
+    let command = prove_it_test_support::hook_command_line(root, event);
     let mut cmd = Command::new("sh");
     cmd.args(["-c", &command])
         .env_clear()
@@ -264,7 +244,10 @@ fn launcher_without_the_host_says_what_to_run_and_exits_0() {
     let out = Command::new("sh")
         .args([
             "-c",
-            &format!("unset HOME; {}", hook_command(&root, "stop")),
+            &format!(
+                "unset HOME; {}",
+                prove_it_test_support::hook_command_line(&root, "stop")
+            ),
         ])
         .env_clear()
         .env("PATH", "/usr/bin:/bin")

@@ -10,34 +10,7 @@ use std::process::{Command, Output, Stdio};
 
 pub const BIN: &str = env!("CARGO_BIN_EXE_prove-it");
 
-/// Pinned git environment: no system or user config, fixed identity and dates.
-pub fn git_env(cmd: &mut Command) -> &mut Command {
-    cmd.env("GIT_CONFIG_NOSYSTEM", "1")
-        .env("GIT_CONFIG_GLOBAL", "/dev/null")
-        .env("GIT_AUTHOR_NAME", "Test")
-        .env("GIT_AUTHOR_EMAIL", "test@example.invalid")
-        .env("GIT_COMMITTER_NAME", "Test")
-        .env("GIT_COMMITTER_EMAIL", "test@example.invalid")
-        .env("GIT_AUTHOR_DATE", "2026-01-01T00:00:00Z")
-        .env("GIT_COMMITTER_DATE", "2026-01-01T00:00:00Z")
-}
-
-/// Runs git in `dir`, panicking with its output on failure.
-pub fn git(dir: &Path, args: &[&str]) -> String {
-    let out = git_env(&mut Command::new("git"))
-        .args(args)
-        .current_dir(dir)
-        .output()
-        .expect("git runs");
-    assert!(
-        out.status.success(),
-        "git {args:?} in {} failed:\n{}{}",
-        dir.display(),
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8_lossy(&out.stdout).trim().to_string()
-}
+pub use prove_it_test_support::{git, git_env};
 
 /// A sandbox: its own HOME, state, ledger and (shared) module cache dirs.
 pub struct Sandbox {

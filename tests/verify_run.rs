@@ -81,35 +81,18 @@ fn fifty_megabytes_of_output_keep_the_tail_in_bounded_memory() {
     repo.start("s");
     repo.write("x", "work");
 
-    // Run the hook by hand to read its peak memory from wait4 (which reaps
-    // it: std's `wait` would not report the memory).
-    use std::io::Write;
-    use std::process::Stdio;
-    let mut child = crate::util::hook_command(&repo.root, &repo.env, "stop")
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("spawn");
+    // Run by hand to read the hook's peak memory.
     let input = serde_json::json!({"session_id": "s", "cwd": repo.root, "stop_hook_active": false});
-    child
-        .stdin
-        .take()
-        .expect("stdin")
-        .write_all(input.to_string().as_bytes())
-        .expect("stdin");
-    let mut stdout = String::new();
-    std::io::Read::read_to_string(&mut child.stdout.take().expect("stdout"), &mut stdout)
-        .expect("stdout");
-    let mut status = 0;
-    // SAFETY: plain FFI call on our own child's pid with valid out-pointers.
-    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
-    let pid = unsafe { libc::wait4(child.id() as i32, &mut status, 0, &mut usage) };
-    assert_eq!(pid, child.id() as i32);
-
+    let out = prove_it_test_support::measure(
+        &mut crate::util::prove_it(&repo.root, &repo.env, &["hook", "stop"]),
+        input.to_string().as_bytes(),
+    );
+    let stdout = out.stdout;
     let answer: serde_json::Value = serde_json::from_str(&stdout).expect("JSON answer");
     let reason = answer["reason"].as_str().expect("blocked");
     assert!(reason.contains("FINAL: 1 failed"), "{reason}");
     assert!(reason.chars().count() <= 10_000);
-    let peak_mib = usage.ru_maxrss / 1024;
+    let peak_mib = out.max_rss_kib / 1024;
     assert!(peak_mib < 64, "peak memory {peak_mib} MiB");
 }
 

@@ -5,49 +5,12 @@
 //! reports medians, and checks them against the budgets in BENCHMARKS.md.
 //! It is not a test: CI runs it to keep it from rotting, not to judge it.
 
-use std::io::Write;
+use prove_it_test_support::{Measured as Sample, git, hook_command_line, measure};
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
+use std::process::Command;
+use std::time::Duration;
 
 const BIN: &str = env!("CARGO_BIN_EXE_prove-it");
-
-struct Sample {
-    wall: Duration,
-    max_rss_kib: i64,
-    stderr: String,
-}
-
-/// Runs `cmd` (stdin from `input`), timing the whole process and reading
-/// its peak memory from wait4.
-fn measure(cmd: &mut Command, input: &[u8]) -> Sample {
-    cmd.stdin(Stdio::piped())
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped());
-    let began = Instant::now();
-    let mut child = cmd.spawn().expect("spawn");
-    child
-        .stdin
-        .take()
-        .expect("stdin")
-        .write_all(input)
-        .expect("stdin");
-    let mut stderr = String::new();
-    std::io::Read::read_to_string(&mut child.stderr.take().expect("stderr"), &mut stderr)
-        .expect("stderr");
-    let mut status = 0;
-    // SAFETY: waiting on our own child with valid out-pointers.
-    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
-    let pid = unsafe { libc::wait4(child.id() as i32, &mut status, 0, &mut usage) };
-    let wall = began.elapsed();
-    assert_eq!(pid, child.id() as i32, "wait4");
-    std::mem::forget(child); // reaped by wait4
-    Sample {
-        wall,
-        max_rss_kib: usage.ru_maxrss,
-        stderr,
-    }
-}
 
 /// How the binary at `path` is linked, from its ELF program headers: a
 /// dynamically linked executable names its loader (a `PT_INTERP` header).
@@ -85,23 +48,6 @@ fn linking(path: &Path) -> &'static str {
     } else {
         "linked statically"
     }
-}
-
-fn git(dir: &Path, args: &[&str]) {
-    let ok = Command::new("git")
-        .args(args)
-        .current_dir(dir)
-        .env("GIT_CONFIG_NOSYSTEM", "1")
-        .env("GIT_CONFIG_GLOBAL", "/dev/null")
-        .env("GIT_AUTHOR_NAME", "bench")
-        .env("GIT_AUTHOR_EMAIL", "bench@example.invalid")
-        .env("GIT_COMMITTER_NAME", "bench")
-        .env("GIT_COMMITTER_EMAIL", "bench@example.invalid")
-        .stdout(Stdio::null())
-        .status()
-        .expect("git")
-        .success();
-    assert!(ok, "git {args:?}");
 }
 
 struct Bench {
@@ -368,15 +314,8 @@ fn main() {
     // The Stop hook's command line from plugin/hooks.json, run by a shell
     // as Claude Code runs it (`sh -c` here), with the launcher finding this
     // binary, alternating with the binary run directly.
-    let plugin_root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
-    let hooks: serde_json::Value = serde_json::from_str(
-        &std::fs::read_to_string(plugin_root.join("plugin/hooks.json")).expect("hooks.json"),
-    )
-    .expect("hooks.json is JSON");
-    let command = hooks["hooks"]["Stop"][0]["hooks"][0]["command"]
-        .as_str()
-        .expect("the Stop hook's command")
-        .to_string();
+    let plugin_root = prove_it_test_support::workspace();
+    let command = hook_command_line(&plugin_root, "stop");
     let (mut launched, mut bare) = (vec![], vec![]);
     for _ in 0..runs {
         let root = plugin_root.to_str().expect("utf-8");
