@@ -281,13 +281,37 @@ pub struct LedgerEntry {
 /// The capabilities a policy may use. In a module these are the imports
 /// (see [`crate::guest`]); on the host target the host implements it directly,
 /// and tests implement it with fakes.
+///
+/// A capability a host does not implement answers that it is not
+/// available: the policy sees an error it must report, never a made-up
+/// fact.
 pub trait Host {
-    fn tree_state(&mut self) -> Reply<TreeState>;
-    fn verify_facts(&mut self) -> Reply<VerifyFacts>;
-    fn run_verify(&mut self) -> Reply<VerifyRun>;
-    fn session_read(&mut self) -> Reply<SessionRead>;
-    fn session_write(&mut self, request: &SessionWrite) -> Reply<()>;
-    fn passed_check(&mut self, request: &Fingerprint) -> Reply<bool>;
-    fn passed_record(&mut self, request: &Fingerprint) -> Reply<()>;
-    fn ledger_append(&mut self, request: &LedgerEntry) -> Reply<bool>;
+    fn tree_state(&mut self) -> Reply<TreeState> {
+        unavailable(import::TREE_STATE)
+    }
+    fn verify_facts(&mut self) -> Reply<VerifyFacts> {
+        unavailable(import::VERIFY_FACTS)
+    }
+    fn run_verify(&mut self) -> Reply<VerifyRun> {
+        unavailable(import::RUN_VERIFY)
+    }
+    fn session_read(&mut self) -> Reply<SessionRead> {
+        unavailable(import::SESSION_READ)
+    }
+    fn session_write(&mut self, _: &SessionWrite) -> Reply<()> {
+        unavailable(import::SESSION_WRITE)
+    }
+    fn passed_check(&mut self, _: &Fingerprint) -> Reply<bool> {
+        unavailable(import::PASSED_CHECK)
+    }
+    fn passed_record(&mut self, _: &Fingerprint) -> Reply<()> {
+        unavailable(import::PASSED_RECORD)
+    }
+    fn ledger_append(&mut self, _: &LedgerEntry) -> Reply<bool> {
+        unavailable(import::LEDGER_APPEND)
+    }
+}
+
+fn unavailable<T>(name: &str) -> Reply<T> {
+    Err(format!("`{name}` is not available"))
 }

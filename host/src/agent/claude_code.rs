@@ -13,24 +13,31 @@ use std::path::PathBuf;
 /// Claude Code caps each output string at this many characters.
 pub const MAX_OUTPUT_CHARS: usize = 10_000;
 
+/// What every hook event carries.
 #[derive(Debug, Deserialize)]
-pub struct SessionStart {
+pub struct Common {
     pub session_id: String,
     pub cwd: Option<PathBuf>,
+}
+
+#[derive(Debug, Deserialize)]
+pub struct SessionStart {
+    #[serde(flatten)]
+    pub common: Common,
     /// startup | resume | clear | compact | fork
     pub source: Option<String>,
 }
 
 #[derive(Debug, Deserialize)]
 pub struct UserPromptSubmit {
-    pub session_id: String,
-    pub cwd: Option<PathBuf>,
+    #[serde(flatten)]
+    pub common: Common,
 }
 
 #[derive(Debug, Deserialize)]
 pub struct Stop {
-    pub session_id: String,
-    pub cwd: Option<PathBuf>,
+    #[serde(flatten)]
+    pub common: Common,
     #[serde(default)]
     pub stop_hook_active: bool,
     /// The agent's claim. (The transcript may not hold it yet.)
@@ -47,39 +54,40 @@ pub struct Input {
     pub claim: Option<String>,
 }
 
+impl From<Common> for Input {
+    fn from(common: Common) -> Input {
+        Input {
+            session_id: common.session_id,
+            cwd: common.cwd,
+            source: None,
+            stop_hook_active: false,
+            claim: None,
+        }
+    }
+}
+
 /// Parses the JSON Claude Code sent on stdin for the hook `kind`.
 pub fn parse(kind: EventKind, stdin: &[u8]) -> Result<Input> {
+    fn read<'a, T: Deserialize<'a>>(stdin: &'a [u8], name: &str) -> Result<T> {
+        serde_json::from_slice(stdin).with_context(|| format!("the {name} input is not valid"))
+    }
     let input = match kind {
         EventKind::SessionStart => {
-            let e: SessionStart =
-                serde_json::from_slice(stdin).context("the SessionStart input is not valid")?;
+            let e: SessionStart = read(stdin, "SessionStart")?;
             Input {
-                session_id: e.session_id,
-                cwd: e.cwd,
                 source: e.source,
-                stop_hook_active: false,
-                claim: None,
+                ..e.common.into()
             }
         }
-        EventKind::UserPromptSubmit => {
-            let e: UserPromptSubmit =
-                serde_json::from_slice(stdin).context("the UserPromptSubmit input is not valid")?;
-            Input {
-                session_id: e.session_id,
-                cwd: e.cwd,
-                source: None,
-                stop_hook_active: false,
-                claim: None,
-            }
-        }
+        EventKind::UserPromptSubmit => read::<UserPromptSubmit>(stdin, "UserPromptSubmit")?
+            .common
+            .into(),
         EventKind::Stop => {
-            let e: Stop = serde_json::from_slice(stdin).context("the Stop input is not valid")?;
+            let e: Stop = read(stdin, "Stop")?;
             Input {
-                session_id: e.session_id,
-                cwd: e.cwd,
-                source: None,
                 stop_hook_active: e.stop_hook_active,
                 claim: e.last_assistant_message,
+                ..e.common.into()
             }
         }
     };

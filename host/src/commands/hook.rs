@@ -10,7 +10,7 @@ use crate::agent::claude_code::{self, Input};
 use crate::capability::{Capabilities, git, state};
 use crate::runtime::RunOptions;
 use crate::selection::{self, Policy};
-use crate::settings::{self, Loaded};
+use crate::settings::{self, Dirs, Loaded};
 use anyhow::{Context, Result};
 use prove_it_gate::abi::{Action, Decision, Event, EventKind};
 use std::io::{Read, Write};
@@ -123,20 +123,43 @@ fn gate(kind: EventKind, input: &Input, root: &Path, loaded: &Loaded) -> Result<
         settings: loaded.settings.clone(),
         notes: loaded.notes.iter().chain(&notes).cloned().collect(),
     };
-    let caps = |namespace: Option<&str>| {
+    let run = Run {
+        root,
+        session_id: &input.session_id,
+        loaded,
+        dirs: &dirs,
+    };
+    decide(&policy, &event, &run).map(|d| d.with_notes(&notes))
+}
+
+/// What a policy run needs besides its event: the session, the work tree,
+/// the settings and the directories in force for it.
+pub struct Run<'a> {
+    pub root: &'a Path,
+    pub session_id: &'a str,
+    pub loaded: &'a Loaded,
+    /// `loaded.dirs`, or what replaces them for this run.
+    pub dirs: &'a Dirs,
+}
+
+impl Run<'_> {
+    /// The capabilities of a policy whose state lives in `namespace`.
+    fn capabilities(&self, namespace: Option<&str>) -> Capabilities {
         Capabilities::new(
-            root.to_path_buf(),
-            &input.session_id,
-            loaded.settings.clone(),
-            &dirs,
+            self.root.to_path_buf(),
+            self.session_id,
+            self.loaded.settings.clone(),
+            self.dirs,
             namespace,
         )
-    };
-    let options = RunOptions {
-        cache_dir: &dirs.cache,
-        timings: loaded.timings,
-    };
-    decide(&policy, &event, caps, &options).map(|d| d.with_notes(&notes))
+    }
+
+    fn options(&self) -> RunOptions<'_> {
+        RunOptions {
+            cache_dir: &self.dirs.cache,
+            timings: self.loaded.timings,
+        }
+    }
 }
 
 /// One decision from each repository's: blocked when any is blocked, and
@@ -183,12 +206,8 @@ fn panic_text(panic: &(dyn std::any::Any + Send)) -> String {
 /// Runs `policy`; when a custom policy fails, the default decides instead
 /// and the user is told, so a broken module never leaves the repository
 /// less protected than the default does.
-pub fn decide<'a>(
-    policy: &Policy,
-    event: &Event,
-    caps: impl Fn(Option<&str>) -> Capabilities + 'a,
-    options: &RunOptions,
-) -> Result<Decision> {
+pub fn decide(policy: &Policy, event: &Event, run: &Run) -> Result<Decision> {
+    let (caps, options) = (|ns| run.capabilities(ns), &run.options());
     let default = Policy::default_policy();
     if policy.is_default() {
         return default.run(event, caps(None), options);

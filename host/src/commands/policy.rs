@@ -1,8 +1,8 @@
 //! `prove-it policy new|check|run`: for people writing their own policy.
 
+use super::hook::Run;
 use crate::agent::claude_code;
-use crate::capability::{Capabilities, git};
-use crate::runtime::RunOptions;
+use crate::capability::git;
 use crate::selection::{self, Policy};
 use crate::settings;
 use anyhow::{Context, Result, bail};
@@ -56,27 +56,20 @@ pub fn run(file: &str, kind: EventKind, claim: &str, dir: &Path) -> Result<ExitC
         claim: Some(claim.to_string()),
         repo: root.display().to_string(),
         settings: loaded.settings.clone(),
-        notes: loaded.notes,
+        notes: loaded.notes.clone(),
     };
     println!(
         "policy {} on {} ({kind:?}, fresh state: no baseline)",
         policy.label,
         root.display()
     );
-    let caps = |namespace: Option<&str>| {
-        Capabilities::new(
-            root.clone(),
-            "prove-it-policy-run",
-            loaded.settings.clone(),
-            &dirs,
-            namespace,
-        )
+    let run = Run {
+        root: &root,
+        session_id: "prove-it-policy-run",
+        loaded: &loaded,
+        dirs: &dirs,
     };
-    let options = RunOptions {
-        cache_dir: &dirs.cache,
-        timings: loaded.timings,
-    };
-    let decision = super::hook::decide(&policy, &event, caps, &options)?.with_notes(&event.notes);
+    let decision = super::hook::decide(&policy, &event, &run)?.with_notes(&event.notes);
     println!(
         "decision: {}",
         serde_json::to_string_pretty(&decision).context("cannot show the decision")?
