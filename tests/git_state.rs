@@ -2,6 +2,8 @@
 //! against the session's baseline, on every kind of change and repository.
 
 use crate::util::{Sandbox, git};
+use prove_it_test_support::age;
+use std::time::Duration;
 
 /// Starts session `s`, applies `change`, and asserts the stop is gated.
 fn gated_after(change: impl FnOnce(&crate::util::Repo)) {
@@ -249,17 +251,6 @@ fn changing_repo_a_does_not_gate_repo_b() {
     assert_eq!(b.runs(), 0);
 }
 
-/// Sets `path`'s mtime to `ago` in the past (as `touch -d` does).
-fn age(path: &std::path::Path, ago: &str) {
-    let ok = std::process::Command::new("touch")
-        .args(["-d", ago])
-        .arg(path)
-        .status()
-        .expect("touch")
-        .success();
-    assert!(ok);
-}
-
 /// Big files' hashes are remembered between stops (so an unchanged 50 MB
 /// file is not read at every stop), but never at the cost of a change.
 #[test]
@@ -271,7 +262,7 @@ fn a_remembered_big_file_hash_never_hides_an_edit() {
     repo.commit("failing");
     let big = repo.path("big.bin");
     std::fs::write(&big, vec![b'a'; 2 << 20]).expect("write");
-    age(&big, "1 hour ago");
+    age(&big, Duration::from_secs(3600));
     repo.start("s");
     repo.stop("s", false).assert_quiet();
     let cache = crate::util::files_under(&sb.state_dir())
@@ -283,6 +274,6 @@ fn a_remembered_big_file_hash_never_hides_an_edit() {
 
     // Same size, new content, an mtime that is old again: still work.
     std::fs::write(&big, vec![b'b'; 2 << 20]).expect("write");
-    age(&big, "2 hours ago");
+    age(&big, Duration::from_secs(7200));
     repo.stop("s", false).assert_blocked_with("1 failed");
 }

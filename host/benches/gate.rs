@@ -211,15 +211,15 @@ fn main() {
     // Big files are written by another process: the peak memory read from
     // wait4 includes this process's own high-water mark (the hook is
     // spawned with vfork), which a 50 MB buffer here would inflate.
+    let sh = |script: String| {
+        let ok = Command::new("sh").args(["-c", &script]).status();
+        assert!(ok.expect("sh").success(), "{script}");
+    };
     let write_big = |path: &Path| {
-        let script = format!("head -c {big_bytes} /dev/zero > '{}'", path.display());
-        assert!(
-            Command::new("sh")
-                .args(["-c", &script])
-                .status()
-                .expect("sh")
-                .success()
-        );
+        sh(format!(
+            "head -c {big_bytes} /dev/zero > '{}'",
+            path.display()
+        ))
     };
     let untracked = b.repo("untracked-big", 200, 10);
     write_big(&untracked.join("big.bin"));
@@ -227,17 +227,8 @@ fn main() {
     write_big(&tracked.join("big.bin"));
     git(&tracked, &["add", "big.bin"]);
     git(&tracked, &["commit", "-q", "-m", "big"]);
-    let edit = format!(
-        "printf 'edited\\n' >> '{}'",
-        tracked.join("big.bin").display()
-    );
-    assert!(
-        Command::new("sh")
-            .args(["-c", &edit])
-            .status()
-            .expect("sh")
-            .success()
-    );
+    let big = tracked.join("big.bin");
+    sh(format!("printf 'edited\\n' >> '{}'", big.display()));
     // Settle the big files' mtimes past the hash cache's racy window.
     std::thread::sleep(Duration::from_secs(3));
 

@@ -335,7 +335,7 @@ fn pin(state_dir: &Path, pin_path: &Path, policy: &Policy) -> anyhow::Result<()>
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::time::{Duration, SystemTime};
+    use std::time::Duration;
 
     /// The chosen module file is hashed again only when its stat data
     /// changed, and remembered only once it has settled.
@@ -344,12 +344,7 @@ mod tests {
         let dir = tempfile::tempdir().expect("temp dir");
         let path = dir.path().join("policy.wasm");
         std::fs::write(&path, b"first").expect("write");
-        let old = SystemTime::now() - Duration::from_secs(60);
-        std::fs::File::options()
-            .write(true)
-            .open(&path)
-            .and_then(|f| f.set_modified(old))
-            .expect("set mtime");
+        prove_it_test_support::age(&path, Duration::from_secs(60));
 
         let mut seen = None;
         assert_eq!(file_hash(&path, &mut seen).expect("hash"), hash(b"first"));

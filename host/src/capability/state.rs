@@ -244,6 +244,7 @@ fn key(bytes: &[u8]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use prove_it_test_support::age;
 
     /// The state dir stays bounded however many sessions come: over 1,000
     /// sessions, one repository keeps at most [`SESSIONS_KEEP`], the most
@@ -259,22 +260,13 @@ mod tests {
         let sessions = repo_dir(&tmp.path().join("state"), &root).join("sessions");
         let old_key = key(b"old");
         std::fs::write(sessions.join(format!("{old_key}.pin.json")), "{}").expect("pin");
-        let long_ago = std::time::SystemTime::now() - SESSION_MAX_AGE * 2;
         for entry in std::fs::read_dir(&sessions).expect("dir").flatten() {
-            std::fs::File::options()
-                .write(true)
-                .open(entry.path())
-                .and_then(|f| f.set_modified(long_ago))
-                .expect("age it");
+            age(&entry.path(), SESSION_MAX_AGE * 2);
         }
         // A temp file a killed write left an hour and more ago.
         let temp = sessions.join(".tmpKILLED");
         std::fs::write(&temp, "half").expect("temp");
-        std::fs::File::options()
-            .write(true)
-            .open(&temp)
-            .and_then(|f| f.set_modified(long_ago))
-            .expect("age it");
+        age(&temp, TEMP_MAX_AGE * 2);
         store("new").write_session(&value, &root).expect("write");
         let names = || -> Vec<String> {
             std::fs::read_dir(&sessions)

@@ -117,3 +117,14 @@ pub fn hook_command_line(root: &Path, event: &str) -> String {
     assert!(command.ends_with(&format!(" hook {event}")), "{command}");
     command.to_string()
 }
+
+/// Sets `path`'s modification time to `ago` before now (as `touch -d`
+/// does): for caches and pruning that go by a file's age.
+pub fn age(path: &Path, ago: Duration) {
+    let then = std::time::SystemTime::now() - ago;
+    std::fs::File::options()
+        .write(true)
+        .open(path)
+        .and_then(|f| f.set_modified(then))
+        .unwrap_or_else(|e| panic!("cannot age {}: {e}", path.display()));
+}
