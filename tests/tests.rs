@@ -6,6 +6,7 @@ mod e2e;
 mod fuzz;
 mod git_state;
 mod init_doctor;
+mod layout;
 mod ledger;
 mod plugin;
 mod policy_sandbox;

@@ -22,6 +22,9 @@ pub struct Loaded {
     pub timings: bool,
     /// `PROVE_IT_PLUGIN_VERSION`, set by the plugin's launcher.
     pub plugin_version: Option<String>,
+    /// Claude Code's configuration directory: `CLAUDE_CONFIG_DIR`, else
+    /// `~/.claude` (for `doctor`, which looks for the installed plugin).
+    pub claude_dir: Option<PathBuf>,
     pub notes: Vec<String>,
 }
 
@@ -50,6 +53,10 @@ pub fn from_lookup(lookup: impl Fn(&str) -> Option<OsString>) -> Loaded {
     let policy = get("PROVE_IT_POLICY").filter(|v| !v.is_empty());
     let timings = lookup("PROVE_IT_TIMINGS").is_some();
     let plugin_version = get(PLUGIN_VERSION_VAR);
+    let claude_dir = lookup("CLAUDE_CONFIG_DIR")
+        .filter(|v| !v.is_empty())
+        .map(PathBuf::from)
+        .or_else(|| lookup("HOME").map(|home| PathBuf::from(home).join(".claude")));
     let skip = get("PROVE_IT_SKIP");
     let ledger = get("PROVE_IT_LEDGER");
     let max_blocks = get("PROVE_IT_MAX_BLOCKS");
@@ -78,6 +85,7 @@ pub fn from_lookup(lookup: impl Fn(&str) -> Option<OsString>) -> Loaded {
         policy,
         timings,
         plugin_version,
+        claude_dir,
         notes,
     }
 }

@@ -7,7 +7,7 @@ use crate::settings::Loaded;
 use crate::{selection, settings};
 use anyhow::Result;
 use prove_it_gate::abi::ABI_VERSION;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::ExitCode;
 
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -224,7 +224,7 @@ fn plugin_row(report: &mut Report, loaded: &Loaded) {
         }
         return;
     }
-    let installed = installed_plugin_versions();
+    let installed = installed_plugin_versions(loaded);
     if installed.is_empty() {
         report.row(
             Mark::Warn,
@@ -251,11 +251,8 @@ fn plugin_row(report: &mut Report, loaded: &Loaded) {
 }
 
 /// Versions of the plugin in Claude Code's plugin cache.
-fn installed_plugin_versions() -> Vec<String> {
-    let config = std::env::var_os("CLAUDE_CONFIG_DIR")
-        .map(PathBuf::from)
-        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".claude")));
-    let Some(config) = config else {
+fn installed_plugin_versions(loaded: &Loaded) -> Vec<String> {
+    let Some(config) = &loaded.claude_dir else {
         return Vec::new();
     };
     let dir = config.join("plugins/cache/whynext/prove-it");
