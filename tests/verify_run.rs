@@ -118,6 +118,7 @@ fn processes_a_finished_verify_sh_left_running_are_stopped() {
 #[test]
 fn a_cancelled_hook_leaves_no_verify_sh_running() {
     use std::io::Write;
+    use std::os::unix::process::CommandExt;
     for (signal, name) in [
         (libc::SIGTERM, "TERM"),
         (libc::SIGINT, "INT"),
@@ -140,9 +141,19 @@ fn a_cancelled_hook_leaves_no_verify_sh_running() {
         let input = serde_json::json!({
             "session_id": "s", "cwd": repo.root, "stop_hook_active": false,
         });
-        let mut hook = crate::util::hook_command(&repo.root, &repo.env, "stop")
-            .spawn()
-            .expect("prove-it starts");
+        let mut cmd = crate::util::hook_command(&repo.root, &repo.env, "stop");
+        // A shell that starts a job in the background without job control
+        // (as CI may run this suite) leaves it ignoring SIGINT, and the
+        // hook would inherit that. The host an agent runs hooks from does
+        // not; nor does this test.
+        // SAFETY: signal() is async-signal-safe; nothing else runs here.
+        unsafe {
+            cmd.pre_exec(move || {
+                libc::signal(signal, libc::SIG_DFL);
+                Ok(())
+            });
+        }
+        let mut hook = cmd.spawn().expect("prove-it starts");
         hook.stdin
             .take()
             .expect("stdin")
@@ -157,7 +168,14 @@ fn a_cancelled_hook_leaves_no_verify_sh_running() {
         assert!(process_alive(&bg) && process_alive(&fg), "{name}: running");
         // SAFETY: kill only sends a signal to the child we started.
         unsafe { libc::kill(hook.id() as libc::pid_t, signal) };
-        hook.wait().expect("the hook ends");
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while hook.try_wait().expect("the hook's status").is_none() {
+            if Instant::now() > deadline {
+                let _ = hook.kill();
+                panic!("SIG{name} did not end the hook");
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
         let deadline = Instant::now() + Duration::from_secs(5);
         while process_alive(&bg) || process_alive(&fg) {
             assert!(
