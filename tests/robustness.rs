@@ -172,3 +172,20 @@ fn oversized_input_is_refused_with_a_message() {
     let out = run_hook(&repo.root, &repo.env, "stop", &input);
     out.assert_allowed_saying("NOT verified");
 }
+
+/// A stop outside every repository covers the repositories its session
+/// has state in. When the state dir cannot be searched for them, that is
+/// said: before, such a stop was quiet.
+#[test]
+fn a_state_dir_that_cannot_be_searched_is_reported() {
+    let sb = Sandbox::new();
+    std::fs::create_dir_all(sb.state_dir()).expect("state dir");
+    // A file where the folder of repositories belongs: even root cannot
+    // list it.
+    std::fs::write(sb.state_dir().join("repos"), "").expect("a file");
+    let dir = sb.tmp.path().join("plain");
+    std::fs::create_dir_all(&dir).expect("dir");
+    let input = serde_json::json!({"session_id": "s", "cwd": dir, "stop_hook_active": false});
+    let out = run_hook(&dir, &sb.env, "stop", input.to_string().as_bytes());
+    out.assert_allowed_saying("may NOT be verified");
+}

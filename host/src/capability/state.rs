@@ -208,12 +208,19 @@ pub fn repo_dir(state_dir: &Path, root: &Path) -> PathBuf {
 /// which every session keeps from its start whatever policy decides (see
 /// `hook::decide`). Read from the `repo` label of each repository's state
 /// folder: one stat per repository prove-it has state for. Trees that are
-/// gone, or no longer git work trees, are left out.
-pub fn session_roots(state_dir: &Path, session_id: &str) -> Vec<PathBuf> {
+/// gone, or no longer git work trees, are left out. No state dir yet is
+/// no repository; one that cannot be read is an error.
+pub fn session_roots(state_dir: &Path, session_id: &str) -> Result<Vec<PathBuf>> {
     use std::os::unix::ffi::OsStringExt;
     let name = format!("{}.json", key(session_id.as_bytes()));
-    let Ok(entries) = std::fs::read_dir(state_dir.join("repos")) else {
-        return Vec::new();
+    let repos = state_dir.join("repos");
+    let entries = match std::fs::read_dir(&repos) {
+        Ok(entries) => entries,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
+        Err(e) => {
+            return Err(e)
+                .with_context(|| format!("cannot read the state dir `{}`", repos.display()));
+        }
     };
     let mut roots: Vec<PathBuf> = entries
         .flatten()
@@ -225,7 +232,7 @@ pub fn session_roots(state_dir: &Path, session_id: &str) -> Vec<PathBuf> {
         .collect();
     roots.sort();
     roots.dedup();
-    roots
+    Ok(roots)
 }
 
 /// Where the host pins the policy of one session (host-owned: no policy can

@@ -54,9 +54,11 @@ fn handle(kind: EventKind) -> Result<Option<Decision>> {
     if matches!(kind, EventKind::SessionStart | EventKind::Stop) {
         loaded.notes.extend(loaded.version_mismatch());
     }
-    let roots = covered(kind, git::discover(&cwd), &loaded, &input.session_id);
+    let roots = covered(kind, git::discover(&cwd), &mut loaded, &input.session_id);
     if roots.is_empty() {
-        return Ok(None);
+        // Nothing to judge, unless the state dir could not be searched for
+        // this session's repositories: that is said, not passed over.
+        return Ok((!loaded.notes.is_empty()).then(|| Decision::allow().with_notes(&loaded.notes)));
     }
     let mut parts = Vec::with_capacity(roots.len());
     for root in roots {
@@ -86,18 +88,29 @@ fn handle(kind: EventKind) -> Result<Option<Decision>> {
 /// the repository there would let the work in the one the session started
 /// in end the turn unchecked. A session start covers only its own
 /// repository: that is where the baseline is taken.
+///
+/// A state dir that cannot be searched adds a note for the user: the
+/// repositories it would have named are then gated only from their own
+/// `cwd`.
 fn covered(
     kind: EventKind,
     here: Option<PathBuf>,
-    loaded: &Loaded,
+    loaded: &mut Loaded,
     session_id: &str,
 ) -> Vec<PathBuf> {
     let mut roots: Vec<PathBuf> = here.into_iter().collect();
     if kind != EventKind::SessionStart {
-        for root in state::session_roots(&loaded.dirs.state, session_id) {
-            if !roots.contains(&root) {
-                roots.push(root);
+        match state::session_roots(&loaded.dirs.state, session_id) {
+            Ok(found) => {
+                for root in found {
+                    if !roots.contains(&root) {
+                        roots.push(root);
+                    }
+                }
             }
+            Err(e) => loaded.notes.push(format!(
+                "prove-it: {e:#}, so the repositories this session worked in are not known: only the one at the current directory was checked, and this turn may NOT be verified. Run `prove-it doctor` to see why."
+            )),
         }
     }
     roots
