@@ -233,7 +233,10 @@ fn a_known_failure_still_blocks_when_state_cannot_be_saved() {
     out.assert_blocked_with("1 failed");
     assert!(out.message().contains("cannot save session state"), "{out}");
     // Its state cannot be read either: said, and judged as unknown.
-    assert!(out.message().contains("saved state was unreadable"), "{out}");
+    assert!(
+        out.message().contains("saved state was unreadable"),
+        "{out}"
+    );
     let retry = repo.stop("s", true);
     retry.assert_allowed_saying("this turn ended without passing verification");
     retry.assert_allowed_saying("1 failed, 41 passed");
