@@ -54,12 +54,13 @@ fn handle(kind: EventKind) -> Result<Option<Decision>> {
     if matches!(kind, EventKind::SessionStart | EventKind::Stop) {
         loaded.notes.extend(loaded.version_mismatch());
     }
-    let roots = covered(kind, git::discover(&cwd), &mut loaded, &input.session_id);
+    let (roots, unsearched) = covered(kind, git::discover(&cwd), &loaded, &input.session_id);
     if roots.is_empty() {
         // Nothing to judge, unless the state dir could not be searched for
         // this session's repositories: that is said, not passed over.
-        return Ok((!loaded.notes.is_empty()).then(|| Decision::allow().with_notes(&loaded.notes)));
+        return Ok(unsearched.map(Decision::allow_with));
     }
+    loaded.notes.extend(unsearched);
     let mut parts = Vec::with_capacity(roots.len());
     for root in roots {
         // One repository's failure (even a panic) must not cost the others
@@ -89,31 +90,35 @@ fn handle(kind: EventKind) -> Result<Option<Decision>> {
 /// in end the turn unchecked. A session start covers only its own
 /// repository: that is where the baseline is taken.
 ///
-/// A state dir that cannot be searched adds a note for the user: the
-/// repositories it would have named are then gated only from their own
-/// `cwd`.
+/// When the state dir cannot be searched, the second value is the warning
+/// for the user: the repositories it would have named are then gated only
+/// from their own `cwd`.
 fn covered(
     kind: EventKind,
     here: Option<PathBuf>,
-    loaded: &mut Loaded,
+    loaded: &Loaded,
     session_id: &str,
-) -> Vec<PathBuf> {
+) -> (Vec<PathBuf>, Option<String>) {
     let mut roots: Vec<PathBuf> = here.into_iter().collect();
-    if kind != EventKind::SessionStart {
-        match state::session_roots(&loaded.dirs.state, session_id) {
-            Ok(found) => {
-                for root in found {
-                    if !roots.contains(&root) {
-                        roots.push(root);
-                    }
+    if kind == EventKind::SessionStart {
+        return (roots, None);
+    }
+    match state::session_roots(&loaded.dirs.state, session_id) {
+        Ok(found) => {
+            for root in found {
+                if !roots.contains(&root) {
+                    roots.push(root);
                 }
             }
-            Err(e) => loaded.notes.push(format!(
+            (roots, None)
+        }
+        Err(e) => (
+            roots,
+            Some(format!(
                 "prove-it: {e:#}, so the repositories this session worked in are not known: only the one at the current directory was checked, and this turn may NOT be verified. Run `prove-it doctor` to see why."
             )),
-        }
+        ),
     }
-    roots
 }
 
 /// The policy's decision for one repository.
