@@ -7,9 +7,14 @@
 #                        then the host and every test); every test that needs
 #                        no network and no agent CLI; whitespace.
 #   ./verify.sh --full   the same, plus the slow suite: real Claude Code
-#                        sessions, a fresh `policy new` crate build, the soak.
-#                        It installs the pinned Claude Code CLI first (npm).
-#                        CI runs this (.ci/run).
+#                        sessions (the plugin downloading its host among
+#                        them), the release archives run here (aarch64 under
+#                        qemu-user), a fresh `policy new` crate build, the
+#                        soak. It installs the pinned Claude Code CLI (npm)
+#                        and the release tools (release/tools.sh), and builds
+#                        the Linux release archives into
+#                        target/release-archives unless PROVE_IT_RELEASE_DIR
+#                        names a folder that has them. CI runs this (.ci/run).
 #
 # The slow tests are marked `#[ignore = "slow suite: ..."]`; the fast gate
 # counts them on its last line, so none is skipped without a word.
@@ -20,7 +25,7 @@ full=false
 case "${1:-}" in
   "") ;;
   --full) full=true ;;
-  -h | --help) sed -n '2,15p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+  -h | --help) sed -n '2,20p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
   *) printf 'verify.sh: unknown argument `%s`: use --full, or nothing (--help says more)\n' "$1" >&2; exit 2 ;;
 esac
 
@@ -48,6 +53,18 @@ step "clippy (host and tests)"
 cargo clippy "${host_crates[@]}" --all-targets --locked ${target_args[@]+"${target_args[@]}"} -- -D warnings
 
 if $full; then
+  if [ -z "${PROVE_IT_RELEASE_DIR:-}" ]; then
+    step "release archives (release/build.sh: the Linux binaries users download)"
+    # Built as a release builds them: none of host/link.sh's flags.
+    (
+      unset RUSTFLAGS
+      release/tools.sh
+      for target in x86_64-unknown-linux-musl aarch64-unknown-linux-musl; do
+        release/build.sh "$target" target/release-archives
+      done
+    )
+    export PROVE_IT_RELEASE_DIR="$PWD/target/release-archives"
+  fi
   step "tests (all, the slow suite too)"
   tests/install-claude-code.sh
   which=(--include-ignored)

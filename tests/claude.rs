@@ -194,6 +194,9 @@ fn events(step: &Step, n: usize) -> String {
 /// of this checkout (what a fresh clone holds: the tracked files).
 pub struct ClaudeHome {
     pub dir: tempfile::TempDir,
+    /// When set, sessions find no `prove-it` at all (no PROVE_IT_BIN, a
+    /// PATH of /usr/bin:/bin) and the plugin downloads it from here.
+    pub downloads_from: Option<String>,
 }
 
 impl ClaudeHome {
@@ -207,7 +210,10 @@ impl ClaudeHome {
         let dir = tempfile::tempdir().expect("tmp");
         let checkout = dir.path().join("check out");
         clean_copy(&workspace(), &checkout);
-        let home = ClaudeHome { dir };
+        let home = ClaudeHome {
+            dir,
+            downloads_from: None,
+        };
         std::fs::create_dir_all(home.home()).expect("home");
         home.cli(&[
             "plugin",
@@ -216,6 +222,14 @@ impl ClaudeHome {
             checkout.to_str().expect("utf-8"),
         ]);
         home.cli(&["plugin", "install", "prove-it@whynext"]);
+        home
+    }
+
+    /// The plugin installed as a person without Rust has it: its host is
+    /// downloaded by the plugin from `url` (`PROVE_IT_DOWNLOAD_URL`).
+    pub fn downloading_from(url: &str) -> Self {
+        let mut home = Self::with_plugin_installed();
+        home.downloads_from = Some(url.to_string());
         home
     }
 
@@ -268,7 +282,6 @@ impl ClaudeHome {
         cmd.current_dir(repo)
             .env("ANTHROPIC_BASE_URL", &model.url)
             .env("ANTHROPIC_API_KEY", "scripted")
-            .env("PROVE_IT_BIN", crate::util::BIN)
             .env("PROVE_IT_STATE_DIR", self.dir.path().join("state"))
             .env("PROVE_IT_LEDGER_DIR", self.dir.path().join("ledger"))
             .env(
@@ -285,6 +298,13 @@ impl ClaudeHome {
                 "--include-hook-events",
             ])
             .args(["--permission-mode", "acceptEdits", "--allowedTools", "Bash"]);
+        match &self.downloads_from {
+            None => cmd.env("PROVE_IT_BIN", crate::util::BIN),
+            // No cargo, no prove-it: what a machine without Rust has.
+            Some(url) => cmd
+                .env("PATH", "/usr/bin:/bin")
+                .env("PROVE_IT_DOWNLOAD_URL", url),
+        };
         if resume {
             cmd.arg("--continue");
         }
@@ -318,6 +338,14 @@ impl Session {
             .iter()
             .filter(|e| e["subtype"] == "hook_response" && e["hook_event"] == hook_event)
             .collect()
+    }
+
+    /// What the SessionStart hook printed (empty when it said nothing).
+    pub fn session_start_said(&self) -> &str {
+        self.hook_responses("SessionStart")
+            .first()
+            .and_then(|e| e["stdout"].as_str())
+            .unwrap_or_default()
     }
 
     /// The Stop hook's parsed JSON answers (empty answers are skipped).

@@ -88,6 +88,10 @@ fn the_real_validator_has_nothing_to_report() {
         );
         assert!(out.status.success(), "claude {args:?} failed:\n{text}");
         assert!(text.contains("Validation passed"), "{text}");
+        // The plugin downloads its host: the hosts it reaches are declared.
+        if !args.contains(&"--profile") {
+            assert!(text.contains("github.com (declared)"), "{text}");
+        }
         assert!(
             !text.contains('⚠') && !text.to_lowercase().contains("warning"),
             "claude {args:?} warned:\n{text}"
@@ -120,7 +124,13 @@ fn installs_from_a_checkout_through_the_marketplace() {
 #[ignore = "slow suite: the real Claude Code CLI (./verify.sh --full)"]
 fn a_real_session_is_blocked_by_the_installed_stop_hook_until_verify_passes() {
     let home = ClaudeHome::with_plugin_installed();
-    let sb = Sandbox::new();
+    blocked_once_then_fixed(&home, &Sandbox::new());
+}
+
+/// One `claude -p` turn in a new repository whose `verify.sh` fails while
+/// `broken` exists: the agent breaks it, claims success, is sent back with
+/// the failing lines, fixes it, and the turn ends quietly.
+fn blocked_once_then_fixed(home: &ClaudeHome, sb: &Sandbox) -> crate::claude::Session {
     let repo = sb.repo("r");
     repo.arm("if [ -e broken ]; then echo 'test result: FAILED. 1 failed, 41 passed'; exit 1; fi");
     let model = ScriptedModel::start(vec![
@@ -157,6 +167,7 @@ fn a_real_session_is_blocked_by_the_installed_stop_hook_until_verify_passes() {
         "the model never saw the block"
     );
     assert!(!repo.path("broken").exists());
+    session
 }
 
 /// Runs the hooks.json command line for `event` through a shell, as Claude
@@ -175,6 +186,8 @@ fn launch(
         .env("PATH", "/usr/bin:/bin")
         .env("HOME", root.join("no-home"))
         .env("CLAUDE_PLUGIN_ROOT", root)
+        // Where no release is: a test never reaches the real one.
+        .env("PROVE_IT_DOWNLOAD_URL", crate::download::closed_url())
         .envs(env.iter().copied())
         .stdin(std::process::Stdio::piped())
         .stdout(std::process::Stdio::piped());
@@ -225,12 +238,18 @@ fn launcher_without_the_host_says_what_to_run_and_exits_0() {
         );
         let answer: Value = serde_json::from_slice(&out.stdout).expect("JSON");
         let message = answer["systemMessage"].as_str().expect("message");
+        let (verdict, next) = match event {
+            // The session start tried to download it, and says how else.
+            "session-start" => ("NOT gated", "./install.sh"),
+            _ => ("NOT verified", "fetch"),
+        };
         assert!(
-            message.contains("not found") && message.contains("./install.sh"),
+            message.contains("installed") && message.contains(verdict) && message.contains(next),
             "{message}"
         );
     }
-    // A bad PROVE_IT_BIN is the same: told, not crashed.
+    // A bad PROVE_IT_BIN is the same: told, not crashed, and not advised
+    // to set PROVE_IT_BIN.
     let out = launch(
         &root,
         "stop",
@@ -238,7 +257,14 @@ fn launcher_without_the_host_says_what_to_run_and_exits_0() {
         "{}",
     );
     assert_eq!(out.status.code(), Some(0));
-    assert!(String::from_utf8_lossy(&out.stdout).contains("NOT verified"));
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains("NOT verified")
+            && text.contains(
+                "PROVE_IT_BIN is set to /nowhere/prove-it, which is not an executable file"
+            ),
+        "{text}"
+    );
 
     // Nor is a hook run without HOME (the launcher looks under it).
     let out = Command::new("sh")
@@ -307,6 +333,124 @@ fn a_host_of_another_version_is_reported_at_start_and_stop() {
         assert!(
             message.contains("plugin is version 9.9.9") && message.contains("install.sh"),
             "{message}"
+        );
+    }
+}
+
+/// Serves the release archive release/build.sh built for this machine (or,
+/// with `bad_sum`, the same archive with a wrong .sha256).
+fn release_site(sb: &Sandbox, bad_sum: bool) -> crate::download::FileServer {
+    let version = env!("CARGO_PKG_VERSION");
+    let name = format!("prove-it-{version}-{}.tar.gz", crate::download::target());
+    let site = sb.tmp.path().join("site");
+    let folder = site.join(format!("v{version}"));
+    std::fs::create_dir_all(&folder).expect("mkdir");
+    let from = crate::release::release_dir();
+    std::fs::copy(from.join(&name), folder.join(&name)).expect("archive");
+    let sum = if bad_sum {
+        format!("{}  {name}\n", "ab".repeat(32))
+    } else {
+        std::fs::read_to_string(from.join(format!("{name}.sha256"))).expect("sha256")
+    };
+    std::fs::write(folder.join(format!("{name}.sha256")), sum).expect("sha256");
+    crate::download::FileServer::start(&site, std::time::Duration::ZERO)
+}
+
+/// The files named `name` under `dir`, at any depth.
+fn find(dir: &std::path::Path, name: &str) -> Vec<std::path::PathBuf> {
+    let mut found = Vec::new();
+    for entry in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+        let path = entry.path();
+        if path.is_dir() && !path.is_symlink() {
+            found.extend(find(&path, name));
+        } else if entry.file_name() == name {
+            found.push(path);
+        }
+    }
+    found
+}
+
+#[test]
+#[ignore = "slow suite: the real Claude Code CLI and the release archive (./verify.sh --full)"]
+fn without_rust_the_first_session_downloads_the_host_and_is_gated() {
+    for tool in ["prove-it", "cargo", "rustc"] {
+        for dir in ["/usr/bin", "/bin"] {
+            let path = std::path::Path::new(dir).join(tool);
+            assert!(
+                !path.exists(),
+                "{} exists: the test needs a PATH without it",
+                path.display()
+            );
+        }
+    }
+    let sb = Sandbox::new();
+    let server = release_site(&sb, false);
+    let home = ClaudeHome::downloading_from(&server.url);
+    let session = blocked_once_then_fixed(&home, &sb);
+    let said = session.session_start_said();
+    assert!(
+        said.contains("installed prove-it") && said.contains("SHA-256 checked"),
+        "the install was not said:\n{}",
+        session.dump()
+    );
+    assert_eq!(server.requests().len(), 2, "{:?}", server.requests());
+    let installed = find(&home.home(), "prove-it");
+    assert!(
+        installed
+            .iter()
+            .any(|p| p.ends_with(format!("bin/{}/prove-it", env!("CARGO_PKG_VERSION")))),
+        "{installed:?}"
+    );
+
+    // The next session finds the binary: nothing downloaded, nothing said.
+    let model = ScriptedModel::start(vec![Step::Say("Nothing to do.")]);
+    let repo = sb.tmp.path().join("r"); // the one blocked_once_then_fixed made
+    let session = home.session(&repo, &model, "look around", &[], false);
+    assert_eq!(server.requests().len(), 2, "downloaded again");
+    assert_eq!(
+        session.hook_responses("SessionStart").len(),
+        1,
+        "{}",
+        session.dump()
+    );
+    assert_eq!(session.session_start_said(), "", "{}", session.dump());
+}
+
+#[test]
+#[ignore = "slow suite: the real Claude Code CLI and the release archive (./verify.sh --full)"]
+fn a_failed_download_says_the_session_is_not_gated() {
+    // A wrong checksum, then no server at all.
+    let sb = Sandbox::new();
+    let server = release_site(&sb, true);
+    for url in [server.url.clone(), crate::download::closed_url()] {
+        let home = ClaudeHome::downloading_from(&url);
+        let repo = sb.repo(&format!("r{}", url.len()));
+        repo.arm("if [ -e broken ]; then exit 1; fi");
+        let model = ScriptedModel::start(vec![
+            Step::Bash("echo oops > broken"),
+            Step::Say("All tests pass."),
+        ]);
+        let session = home.session(&repo.root, &model, "make the change", &[], false);
+        assert!(session.status.success(), "{}", session.dump());
+        let said = session.session_start_said();
+        assert!(
+            said.contains("NOT gated") && said.contains("fetch"),
+            "{}",
+            session.dump()
+        );
+        if url == server.url {
+            assert!(said.contains("SHA-256"), "{said}");
+        }
+        let stop = session.stop_answers();
+        let message = stop
+            .last()
+            .map(|a| a["systemMessage"].to_string())
+            .unwrap_or_default();
+        assert!(message.contains("NOT verified"), "{}", session.dump());
+        assert!(
+            find(&home.home(), "prove-it").is_empty(),
+            "a binary was installed: {:?}",
+            find(&home.home(), "prove-it")
         );
     }
 }

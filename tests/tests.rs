@@ -2,6 +2,7 @@
 
 mod claude;
 mod contract;
+mod download;
 mod e2e;
 mod fuzz;
 mod git_state;
@@ -11,6 +12,7 @@ mod ledger;
 mod plugin;
 mod policy_sandbox;
 mod regression;
+mod release;
 mod robustness;
 mod soak;
 mod util;

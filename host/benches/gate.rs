@@ -10,7 +10,11 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Duration;
 
-const BIN: &str = env!("CARGO_BIN_EXE_prove-it");
+/// The binary measured: the one cargo built, or `PROVE_IT_BENCH_BIN` (for
+/// example a release archive's binary, which is what users download).
+static BIN: std::sync::LazyLock<String> = std::sync::LazyLock::new(|| {
+    std::env::var("PROVE_IT_BENCH_BIN").unwrap_or_else(|_| env!("CARGO_BIN_EXE_prove-it").into())
+});
 
 /// How the binary at `path` is linked, from its ELF program headers: a
 /// dynamically linked executable names its loader (a `PT_INTERP` header).
@@ -83,7 +87,7 @@ impl Bench {
     }
 
     fn hook(&self, repo: &Path, event: &str, session: &str, extra: &[(&str, &str)]) -> Sample {
-        let mut cmd = Command::new(BIN);
+        let mut cmd = Command::new(&*BIN);
         cmd.args(["hook", event]);
         self.run_hook(repo, session, &mut cmd, extra)
     }
@@ -180,6 +184,58 @@ impl Report {
     }
 }
 
+/// `PROVE_IT_BENCH_VERSUS=NAME=PATH,NAME=PATH,...`: instead of the full
+/// run, the figures that depend on how a binary is built (start and
+/// policy load, first compile, peak memory) for each binary, alternating
+/// between them in the same loops, so a noisy machine shifts them alike.
+fn versus(spec: &str, b: &Bench, runs: usize, small: &Path, large: &Path) {
+    let bins: Vec<(&str, &str)> = spec
+        .split(',')
+        .map(|pair| pair.split_once('=').expect("NAME=PATH"))
+        .collect();
+    let stop = |bin: &str, repo: &Path, extra: &[(&str, &str)]| {
+        let mut cmd = Command::new(bin);
+        cmd.args(["hook", "stop"]);
+        b.run_hook(repo, "s", &mut cmd, extra)
+    };
+    for (_, bin) in &bins {
+        for repo in [small, large] {
+            let mut cmd = Command::new(bin);
+            cmd.args(["hook", "session-start"]);
+            b.run_hook(repo, "s", &mut cmd, &[]);
+            stop(bin, repo, &[]);
+        }
+    }
+    let empty = || -> Vec<Vec<Sample>> { bins.iter().map(|_| Vec::new()).collect() };
+    let (mut small_stops, mut large_stops, mut first) = (empty(), empty(), empty());
+    for i in 0..runs {
+        for (j, (_, bin)) in bins.iter().enumerate() {
+            small_stops[j].push(stop(bin, small, &[]));
+            large_stops[j].push(stop(bin, large, &[]));
+            if i < 7 {
+                let cache = b.tmp.join(format!("cold-{j}-{i}"));
+                let cache = cache.to_str().expect("utf-8");
+                first[j].push(stop(bin, small, &[("PROVE_IT_CACHE_DIR", cache)]));
+            }
+        }
+    }
+    println!(
+        "| binary (median of {runs}; first compile of 7) | read-only Stop, 200 files | policy load from cache | first compile | peak memory, {} | |\n|---|---|---|---|---|---|",
+        large.file_name().map_or("".into(), |n| n.to_string_lossy())
+    );
+    for (j, (name, bin)) in bins.iter().enumerate() {
+        let size = std::fs::metadata(bin).map_or(0, |m| m.len()) as f64 / 1e6;
+        println!(
+            "| {name} | {:.2} ms | {:.2} ms | {:.1} ms | {:.1} MiB | {size:.1} MB, {} |",
+            ms(&small_stops[j]),
+            timing(&small_stops[j], "load_us"),
+            timing(&first[j], "load_us"),
+            peak_mib(&large_stops[j]),
+            linking(Path::new(bin))
+        );
+    }
+}
+
 fn main() {
     let quick = std::env::args().any(|a| a == "--quick");
     let runs = if quick { 5 } else { 41 };
@@ -208,6 +264,10 @@ fn main() {
     );
     let small = b.repo("small", 200, 10);
     let large = b.repo("large", large_files, large_folders);
+    if let Ok(spec) = std::env::var("PROVE_IT_BENCH_VERSUS") {
+        versus(&spec, &b, runs, &small, &large);
+        return;
+    }
     // Big files are written by another process: the peak memory read from
     // wait4 includes this process's own high-water mark (the hook is
     // spawned with vfork), which a 50 MB buffer here would inflate.
@@ -314,7 +374,7 @@ fn main() {
             &small,
             "s",
             Command::new("sh").args(["-c", &command]),
-            &[("CLAUDE_PLUGIN_ROOT", root), ("PROVE_IT_BIN", BIN)],
+            &[("CLAUDE_PLUGIN_ROOT", root), ("PROVE_IT_BIN", BIN.as_str())],
         ));
         bare.push(b.stop(&small, "s"));
     }
@@ -445,7 +505,11 @@ fn main() {
         "ms",
     );
 
-    println!("prove-it measured: `{BIN}`, {}\n", linking(Path::new(BIN)));
+    println!(
+        "prove-it measured: `{}`, {}\n",
+        *BIN,
+        linking(Path::new(&*BIN))
+    );
     println!("| measurement (median of {runs}) | prove-it | comparison |\n|---|---|---|");
     for row in &r.rows {
         println!("{row}");

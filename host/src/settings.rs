@@ -22,6 +22,12 @@ pub struct Loaded {
     pub timings: bool,
     /// `PROVE_IT_PLUGIN_VERSION`, set by the plugin's launcher.
     pub plugin_version: Option<String>,
+    /// `PROVE_IT_BIN_SOURCE`, set by the launcher: how it chose this binary
+    /// (`PROVE_IT_BIN`, `downloaded`, `PATH` or `built`).
+    pub bin_source: Option<String>,
+    /// `PROVE_IT_INSTALL_NOTE`, set by the launcher when it has just
+    /// downloaded this binary: the line that says so, shown once.
+    pub install_note: Option<String>,
     /// Claude Code's configuration directory: `CLAUDE_CONFIG_DIR`, else
     /// `~/.claude` (for `doctor`, which looks for the installed plugin).
     pub claude_dir: Option<PathBuf>,
@@ -53,6 +59,8 @@ pub fn from_lookup(lookup: impl Fn(&str) -> Option<OsString>) -> Loaded {
     let policy = get("PROVE_IT_POLICY").filter(|v| !v.is_empty());
     let timings = lookup("PROVE_IT_TIMINGS").is_some();
     let plugin_version = get(PLUGIN_VERSION_VAR);
+    let bin_source = get("PROVE_IT_BIN_SOURCE").filter(|v| !v.is_empty());
+    let install_note = get("PROVE_IT_INSTALL_NOTE").filter(|v| !v.is_empty());
     let claude_dir = lookup("CLAUDE_CONFIG_DIR")
         .filter(|v| !v.is_empty())
         .map(PathBuf::from)
@@ -85,6 +93,8 @@ pub fn from_lookup(lookup: impl Fn(&str) -> Option<OsString>) -> Loaded {
         policy,
         timings,
         plugin_version,
+        bin_source,
+        install_note,
         claude_dir,
         notes,
     }

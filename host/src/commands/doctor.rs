@@ -81,12 +81,22 @@ pub fn execute(dir: &Path) -> Result<ExitCode> {
     let exe = std::env::current_exe()
         .map(|p| p.display().to_string())
         .unwrap_or_default();
+    let loaded = settings::from_env();
+    // Which binary the plugin's launcher chose, and why (SPEC.md, "Which
+    // prove-it binary runs").
+    let source = match loaded.bin_source.as_deref() {
+        Some("PROVE_IT_BIN") => "chosen by PROVE_IT_BIN",
+        Some("downloaded") => "the prebuilt binary the plugin downloaded",
+        Some("PATH") => "found on PATH",
+        Some("built") => "built from source (found in ~/.local/bin, ~/.cargo/bin or the plugin)",
+        Some(_) => "chosen by the plugin's launcher",
+        None => "run directly, not through the plugin's launcher",
+    };
     report.row(
         Mark::Ok,
         "host",
-        format!("prove-it {} ({exe})", settings::HOST_VERSION),
+        format!("prove-it {} at {exe}: {source}", settings::HOST_VERSION),
     );
-    let loaded = settings::from_env();
     plugin_row(&mut report, &loaded);
     policy_row(&mut report, &dir, &loaded);
 

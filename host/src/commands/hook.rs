@@ -54,12 +54,20 @@ fn handle(kind: EventKind) -> Result<Option<Decision>> {
     if matches!(kind, EventKind::SessionStart | EventKind::Stop) {
         loaded.notes.extend(loaded.version_mismatch());
     }
+    // The launcher has just downloaded this binary: said once, at the
+    // session start it did it for.
+    let installed = loaded
+        .install_note
+        .take()
+        .filter(|_| kind == EventKind::SessionStart);
     let (roots, unsearched) = covered(kind, git::discover(&cwd), &loaded, &input.session_id);
     if roots.is_empty() {
         // Nothing to judge, unless the state dir could not be searched for
         // this session's repositories: that is said, not passed over.
-        return Ok(unsearched.map(Decision::allow_with));
+        let said: Vec<String> = installed.into_iter().chain(unsearched).collect();
+        return Ok((!said.is_empty()).then(|| Decision::allow_with(said.join("\n"))));
     }
+    loaded.notes.extend(installed);
     loaded.notes.extend(unsearched);
     let mut parts = Vec::with_capacity(roots.len());
     for root in roots {
