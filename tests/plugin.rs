@@ -356,6 +356,18 @@ fn release_site(sb: &Sandbox, bad_sum: bool) -> crate::download::FileServer {
     crate::download::FileServer::start(&site, std::time::Duration::ZERO)
 }
 
+/// Installed host binaries (`.../bin/VERSION/prove-it`) under `dir`.
+fn installed_hosts(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
+    find(dir, "prove-it")
+        .into_iter()
+        .filter(|p| {
+            p.parent()
+                .and_then(|v| v.parent())
+                .is_some_and(|b| b.ends_with("bin"))
+        })
+        .collect()
+}
+
 /// The files named `name` under `dir`, at any depth.
 fn find(dir: &std::path::Path, name: &str) -> Vec<std::path::PathBuf> {
     let mut found = Vec::new();
@@ -394,11 +406,10 @@ fn without_rust_the_first_session_downloads_the_host_and_is_gated() {
         session.dump()
     );
     assert_eq!(server.requests().len(), 2, "{:?}", server.requests());
-    let installed = find(&home.home(), "prove-it");
+    let installed = installed_hosts(&home.home());
     assert!(
-        installed
-            .iter()
-            .any(|p| p.ends_with(format!("bin/{}/prove-it", env!("CARGO_PKG_VERSION")))),
+        installed.len() == 1
+            && installed[0].ends_with(format!("bin/{}/prove-it", env!("CARGO_PKG_VERSION"))),
         "{installed:?}"
     );
 
@@ -447,10 +458,10 @@ fn a_failed_download_says_the_session_is_not_gated() {
             .map(|a| a["systemMessage"].to_string())
             .unwrap_or_default();
         assert!(message.contains("NOT verified"), "{}", session.dump());
+        let installed = installed_hosts(&home.home());
         assert!(
-            find(&home.home(), "prove-it").is_empty(),
-            "a binary was installed: {:?}",
-            find(&home.home(), "prove-it")
+            installed.is_empty(),
+            "a binary was installed: {installed:?}"
         );
     }
 }
