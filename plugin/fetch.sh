@@ -15,8 +15,10 @@
 # launcher never finds a half-written file, and two sessions installing at
 # once each rename a whole, checked binary.
 #
-# Bounded in time (the session-start hook has 60 s): 10 s to connect, 40 s
-# for the whole archive. POSIX sh; curl or wget, sha256sum or shasum.
+# Bounded in time, inside the session-start hook's 60 s: with curl, 5 s to
+# connect and 35 s for the archive, 10 s for its checksum; with wget, which
+# has no overall limit, 15 s without progress. POSIX sh; curl or wget,
+# sha256sum or shasum.
 #
 #   PROVE_IT_DOWNLOAD_URL   replaces https://github.com/Why-Next/prove-it/releases/download
 #                           (mirrors, tests): the archive is BASE/vVERSION/NAME
@@ -58,11 +60,11 @@ tmp=$(mktemp -d "$data/bin/.fetch.XXXXXX" 2>/dev/null) || fail "cannot write in 
 # A signal (the hook's timeout) must not leave the temporary folder behind.
 trap 'rm -rf "$tmp"; exit 1' HUP INT TERM
 
-download() { # URL FILE
+download() { # URL FILE SECONDS
   if command -v curl >/dev/null 2>&1; then
-    err=$(curl --fail --silent --show-error --location --connect-timeout 10 --max-time 40 --output "$2" "$1" 2>&1) && return 0
+    err=$(curl --fail --silent --show-error --location --connect-timeout 5 --max-time "$3" --output "$2" "$1" 2>&1) && return 0
   elif command -v wget >/dev/null 2>&1; then
-    err=$(wget -q -T 20 -O "$2" "$1" 2>&1) && return 0
+    err=$(wget -nv -T 15 -O "$2" "$1" 2>&1) && return 0
   else
     fail "neither curl nor wget is installed"
   fi
@@ -70,8 +72,8 @@ download() { # URL FILE
   fail "downloading $1 failed (exit $code${err:+: $(printf '%s' "$err" | tr '\n' ' ')})"
 }
 
-download "$url" "$tmp/$name.tar.gz"
-download "$url.sha256" "$tmp/$name.tar.gz.sha256"
+download "$url" "$tmp/$name.tar.gz" 35
+download "$url.sha256" "$tmp/$name.tar.gz.sha256" 10
 
 expected=
 read -r expected _ <"$tmp/$name.tar.gz.sha256" || true

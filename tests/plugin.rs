@@ -41,6 +41,14 @@ fn shipped_manifests_parse_and_name_one_version() {
             "{command}"
         );
     }
+    // The spinner says what runs: a stop may run verify.sh for minutes,
+    // and the first session start downloads the host.
+    for event in ["SessionStart", "Stop"] {
+        let status = hooks["hooks"][event][0]["hooks"][0]["statusMessage"]
+            .as_str()
+            .unwrap_or_default();
+        assert!(status.starts_with("prove-it: "), "{event}: {status:?}");
+    }
     // prove-it, not Claude Code, must end a slow verify.sh: the hook outlives
     // the longest PROVE_IT_TIMEOUT the host accepts (3000 s).
     let stop_timeout = hooks["hooks"]["Stop"][0]["hooks"][0]["timeout"]
