@@ -233,6 +233,29 @@ impl ClaudeHome {
         home
     }
 
+    /// Publishes `version` of the plugin in the marketplace copy and lets
+    /// Claude Code update to it, as a plugin update reaches a person.
+    pub fn update_plugin_to(&self, version: &str) {
+        let checkout = self.dir.path().join("check out");
+        let current = format!("\"version\": \"{}\"", env!("CARGO_PKG_VERSION"));
+        // .claude-plugin/marketplace.json is a link to the root one.
+        for file in [
+            ".claude-plugin/plugin.json",
+            ".claude-plugin/marketplace.json",
+        ] {
+            let path = checkout.join(file);
+            let text = std::fs::read_to_string(&path).expect("read");
+            assert!(text.contains(&current), "{file} names no version");
+            std::fs::write(
+                &path,
+                text.replace(&current, &format!("\"version\": \"{version}\"")),
+            )
+            .expect("write");
+        }
+        self.cli(&["plugin", "marketplace", "update", "whynext"]);
+        self.cli(&["plugin", "update", "prove-it@whynext"]);
+    }
+
     /// Where the plugin was installed.
     pub fn installed_plugin(&self) -> PathBuf {
         let dir = self.home().join(".claude/plugins/cache/whynext/prove-it");

@@ -345,9 +345,9 @@ fn a_host_of_another_version_is_reported_at_start_and_stop() {
     }
 }
 
-/// Serves the release archive release/build.sh built for this machine (or,
-/// with `bad_sum`, the same archive with a wrong .sha256).
-fn release_site(sb: &Sandbox, bad_sum: bool) -> crate::download::FileServer {
+/// A site holding the release archive release/build.sh built for this
+/// machine (or, with `bad_sum`, the same archive with a wrong .sha256).
+fn release_site(sb: &Sandbox, bad_sum: bool) -> std::path::PathBuf {
     let version = env!("CARGO_PKG_VERSION");
     let name = format!("prove-it-{version}-{}.tar.gz", crate::download::target());
     let site = sb.tmp.path().join("site");
@@ -361,7 +361,11 @@ fn release_site(sb: &Sandbox, bad_sum: bool) -> crate::download::FileServer {
         std::fs::read_to_string(from.join(format!("{name}.sha256"))).expect("sha256")
     };
     std::fs::write(folder.join(format!("{name}.sha256")), sum).expect("sha256");
-    crate::download::FileServer::start(&site, std::time::Duration::ZERO)
+    site
+}
+
+fn serve(site: &std::path::Path) -> crate::download::FileServer {
+    crate::download::FileServer::start(site, std::time::Duration::ZERO)
 }
 
 /// Installed host binaries (`.../bin/VERSION/prove-it`) under `dir`.
@@ -404,7 +408,7 @@ fn without_rust_the_first_session_downloads_the_host_and_is_gated() {
         }
     }
     let sb = Sandbox::new();
-    let server = release_site(&sb, false);
+    let server = serve(&release_site(&sb, false));
     let home = ClaudeHome::downloading_from(&server.url);
     let session = blocked_once_then_fixed(&home, &sb);
     let said = session.session_start_said();
@@ -440,7 +444,7 @@ fn without_rust_the_first_session_downloads_the_host_and_is_gated() {
 fn a_failed_download_says_the_session_is_not_gated() {
     // A wrong checksum, then no server at all.
     let sb = Sandbox::new();
-    let server = release_site(&sb, true);
+    let server = serve(&release_site(&sb, true));
     for url in [server.url.clone(), crate::download::closed_url()] {
         let home = ClaudeHome::downloading_from(&url);
         let repo = sb.repo(&format!("r{}", url.len()));
@@ -472,4 +476,86 @@ fn a_failed_download_says_the_session_is_not_gated() {
             "a binary was installed: {installed:?}"
         );
     }
+}
+
+#[test]
+#[ignore = "slow suite: the real Claude Code CLI and the release archive (./verify.sh --full)"]
+fn a_plugin_update_fetches_its_version_at_the_next_session_start() {
+    let sb = Sandbox::new();
+    let site = release_site(&sb, false);
+    // The next version's host: a stand-in that says which it is.
+    let next = crate::download::fake_host(sb.tmp.path(), "9.9.9");
+    crate::download::publish(&site, "9.9.9", &next);
+    let server = serve(&site);
+    let home = ClaudeHome::downloading_from(&server.url);
+    let repo = sb.repo("r");
+    let quiet = || ScriptedModel::start(vec![Step::Say("Nothing to do.")]);
+    let first = home.session(&repo.root, &quiet(), "look around", &[], false);
+    let said = first.session_start_said();
+    assert!(
+        said.contains(&format!("installed prove-it {}", env!("CARGO_PKG_VERSION"))),
+        "{}",
+        first.dump()
+    );
+
+    home.update_plugin_to("9.9.9");
+    let second = home.session(&repo.root, &quiet(), "look around", &[], false);
+    assert!(
+        second.session_start_said().contains("fake host 9.9.9 ran"),
+        "the new version's host did not run:\n{}",
+        second.dump()
+    );
+    assert!(
+        server.requests().iter().any(|r| r.contains("/v9.9.9/")),
+        "{:?}",
+        server.requests()
+    );
+    assert_eq!(installed_hosts(&home.home()).len(), 2);
+}
+
+#[test]
+#[ignore = "slow suite: the real Claude Code CLI and the release archive (./verify.sh --full)"]
+fn two_sessions_starting_at_once_are_both_gated() {
+    let sb = Sandbox::new();
+    let server = serve(&release_site(&sb, false));
+    let home = ClaudeHome::downloading_from(&server.url);
+    let repos = [sb.repo("a"), sb.repo("b")];
+    for repo in &repos {
+        repo.arm("if [ -e broken ]; then echo 'test result: FAILED'; exit 1; fi");
+    }
+    let sessions: Vec<_> = std::thread::scope(|s| {
+        let runs: Vec<_> = repos
+            .iter()
+            .map(|repo| {
+                let home = &home;
+                s.spawn(move || {
+                    let model = ScriptedModel::start(vec![
+                        Step::Bash("echo oops > broken"),
+                        Step::Say("All tests pass."),
+                        Step::Bash("rm broken"),
+                        Step::Say("Fixed."),
+                    ]);
+                    home.session(&repo.root, &model, "make the change", &[], false)
+                })
+            })
+            .collect();
+        runs.into_iter()
+            .map(|r| r.join().expect("session"))
+            .collect()
+    });
+    for session in &sessions {
+        let answers = session.stop_answers();
+        assert!(
+            answers.first().is_some_and(|a| a["decision"] == "block"),
+            "not gated:\n{}",
+            session.dump()
+        );
+    }
+    let hosts = installed_hosts(&home.home());
+    assert_eq!(hosts.len(), 1, "{hosts:?}");
+    let said = Command::new(&hosts[0])
+        .arg("--version")
+        .output()
+        .expect("runs");
+    assert!(said.status.success());
 }
