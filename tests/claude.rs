@@ -302,6 +302,14 @@ impl ClaudeHome {
         resume: bool,
     ) -> Session {
         let mut cmd = self.command();
+        match &self.downloads_from {
+            None => cmd.env("PROVE_IT_BIN", crate::util::BIN),
+            // No cargo, no prove-it: what a machine without Rust has.
+            Some(url) => cmd
+                .env("PATH", "/usr/bin:/bin")
+                .env("PROVE_IT_DOWNLOAD_URL", url),
+        };
+        // `env` comes after, so a test can name another host.
         cmd.current_dir(repo)
             .env("ANTHROPIC_BASE_URL", &model.url)
             .env("ANTHROPIC_API_KEY", "scripted")
@@ -321,13 +329,6 @@ impl ClaudeHome {
                 "--include-hook-events",
             ])
             .args(["--permission-mode", "acceptEdits", "--allowedTools", "Bash"]);
-        match &self.downloads_from {
-            None => cmd.env("PROVE_IT_BIN", crate::util::BIN),
-            // No cargo, no prove-it: what a machine without Rust has.
-            Some(url) => cmd
-                .env("PATH", "/usr/bin:/bin")
-                .env("PROVE_IT_DOWNLOAD_URL", url),
-        };
         if resume {
             cmd.arg("--continue");
         }
