@@ -380,6 +380,26 @@ impl Session {
             .collect()
     }
 
+    /// The result's `terminal_reason` (`stop_hook_prevented` after a yield).
+    pub fn terminal_reason(&self) -> String {
+        self.events
+            .iter()
+            .rev()
+            .find(|e| e["type"] == "result")
+            .and_then(|e| e["terminal_reason"].as_str())
+            .unwrap_or_default()
+            .to_string()
+    }
+
+    /// The notices shown to the person ("Stop says: ..."), in order.
+    pub fn notices(&self) -> Vec<String> {
+        self.events
+            .iter()
+            .filter(|e| e["subtype"] == "informational")
+            .filter_map(|e| e["content"].as_str().map(str::to_string))
+            .collect()
+    }
+
     pub fn dump(&self) -> String {
         format!(
             "status: {}\nstdout:\n{}\nstderr:\n{}",

@@ -16,13 +16,13 @@ fn failing_check_blocks_with_attempt_tail_and_warning() {
 }
 
 #[test]
-fn passing_check_opens_quietly() {
+fn passing_check_opens_with_a_receipt() {
     let sb = Sandbox::new();
     let repo = sb.repo("r");
     repo.arm_counting();
     repo.start("s");
     repo.write("src.txt", "work");
-    repo.stop("s", false).assert_quiet();
+    repo.stop("s", false).assert_verified();
     assert_eq!(repo.runs(), 1);
 }
 
@@ -44,14 +44,15 @@ fn passed_tree_state_is_not_verified_again() {
     repo.arm_counting();
     repo.start("s");
     repo.write("src.txt", "work");
-    repo.stop("s", false).assert_quiet();
+    repo.stop("s", false).assert_verified();
+    // Nothing new to check: nothing said.
     repo.prompt("s");
     repo.stop("s", false).assert_quiet();
     assert_eq!(repo.runs(), 1);
     // Another session on the same repo at the same state: remembered too.
     repo.start("other");
     repo.write("src.txt", "more work");
-    repo.stop("other", false).assert_quiet();
+    repo.stop("other", false).assert_verified();
     repo.write("src.txt", "work");
     repo.stop("other", false).assert_quiet();
     assert_eq!(repo.runs(), 2);
@@ -91,11 +92,14 @@ fn max_blocks_then_a_loud_yield_and_the_next_turn_is_gated_again() {
     let mut sb = Sandbox::new();
     sb.set("PROVE_IT_MAX_BLOCKS", "2");
     let repo = sb.failing_session("s");
-    repo.stop("s", false).assert_blocked_with("attempt 1 of 2");
-    repo.stop("s", true).assert_blocked_with("attempt 2 of 2");
+    let first = repo.stop("s", false);
+    first.assert_blocked_with("attempt 1 of 2");
+    assert!(!first.reason().contains("last block"), "{first}");
+    repo.stop("s", true)
+        .assert_blocked_with("attempt 2 of 2).\nThis is the last block");
     let out = repo.stop("s", true);
-    out.assert_allowed_saying("without passing verification");
-    out.assert_allowed_saying("PROVE_IT_MAX_BLOCKS=2");
+    out.assert_yielded_saying("without passing verification");
+    out.assert_yielded_saying("after 2 blocked attempts (PROVE_IT_MAX_BLOCKS=2)");
     repo.prompt("s").assert_quiet();
     repo.stop("s", false).assert_blocked_with("attempt 1 of 2");
 }
@@ -105,7 +109,7 @@ fn max_blocks_zero_warns_without_blocking() {
     let mut sb = Sandbox::new();
     sb.set("PROVE_IT_MAX_BLOCKS", "0");
     let repo = sb.failing_session("s");
-    repo.stop("s", false).assert_allowed_saying("only warns");
+    repo.stop("s", false).assert_yielded_saying("only warns");
 }
 
 #[test]
@@ -167,4 +171,75 @@ fn bad_settings_are_reported_and_defaults_apply() {
     let out = repo.stop("s", false);
     out.assert_blocked_with("attempt 1 of 3");
     assert!(out.message().contains("PROVE_IT_MAX_BLOCKS=lots"), "{out}");
+}
+
+/// `prove-it status` after each verdict: a script can tell them apart
+/// (`--json`), and only a verified or unchanged tree, still the one
+/// judged, exits 0.
+#[test]
+fn status_tells_every_verdict_apart_and_exits_0_only_when_proven() {
+    let status = |repo: &crate::util::Repo, extra: &[&str]| -> (i32, serde_json::Value) {
+        let mut args = vec!["status", "--json"];
+        args.extend_from_slice(extra);
+        let out = crate::util::prove_it(&repo.root, &repo.env, &args)
+            .output()
+            .expect("status");
+        let json = serde_json::from_slice(&out.stdout)
+            .unwrap_or_else(|e| panic!("not JSON ({e}): {out:?}"));
+        (out.status.code().expect("exit code"), json)
+    };
+    let expect = |repo: &crate::util::Repo, verdict: Option<&str>, code: i32| {
+        let (got, json) = status(repo, &[]);
+        assert_eq!(json["verdict"].as_str(), verdict, "{json}");
+        assert_eq!(got, code, "{json}");
+        assert_eq!(json["proven"], code == 0, "{json}");
+    };
+
+    let mut sb = Sandbox::new();
+    sb.set("PROVE_IT_MAX_BLOCKS", "1");
+    let repo = sb.repo("r");
+    repo.arm_counting();
+    expect(&repo, None, 2); // nothing judged here yet
+    repo.start("s");
+    repo.stop("s", false).assert_quiet();
+    expect(&repo, Some("unchanged"), 0);
+    repo.write("src.txt", "work");
+    repo.stop("s", false).assert_verified();
+    expect(&repo, Some("verified"), 0);
+    repo.write("src.txt", "more work, not yet judged");
+    let (code, json) = status(&repo, &[]);
+    assert_eq!(
+        (code, json["tree_unchanged_since"].as_bool()),
+        (1, Some(false)),
+        "{json}"
+    );
+    repo.write("broken", "x");
+    repo.stop("s", false).assert_blocked_with("1 failed");
+    expect(&repo, Some("blocked"), 1);
+    repo.stop("s", true)
+        .assert_yielded_saying("without passing verification");
+    expect(&repo, Some("yielded"), 1);
+    // One session's verdict, by its id, while another's is the last.
+    repo.prompt("s");
+    std::fs::remove_file(repo.path("verify.sh")).expect("rm");
+    repo.stop("s", false).assert_blocked_with("deleted");
+    expect(&repo, Some("disarm_refused"), 1);
+    let (_, json) = status(&repo, &["--session", "s"]);
+    assert_eq!(json["verdict"], "disarm_refused", "{json}");
+    let (code, _) = status(&repo, &["--session", "never-seen"]);
+    assert_eq!(code, 2);
+
+    let mut sb = Sandbox::new();
+    sb.set("PROVE_IT_SKIP", "1");
+    let repo = sb.failing_session("s");
+    repo.stop("s", false).assert_allowed_saying("skipped");
+    expect(&repo, Some("skipped"), 1);
+
+    // A repository whose git state cannot be read: a gate error.
+    let sb = Sandbox::new();
+    let repo = sb.failing_session("s");
+    std::fs::write(repo.path(".git/HEAD"), "garbage").expect("break HEAD");
+    let out = repo.stop("s", false);
+    assert!(out.message().contains("gate error"), "{out}");
+    expect(&repo, Some("gate_error"), 1);
 }

@@ -188,12 +188,18 @@ fn a_stubborn_agent_is_blocked_max_times_then_warned_and_gated_again_next_turn()
         first.dump()
     );
     assert!(reasons(&first).contains("attempt 2 of 2"));
-    let warning = user_messages(&first);
+    // The yield is Claude Code's loud stop, with the warning as its reason:
+    // the result says so too, for a program reading the run.
+    let last = first.stop_answers().pop().expect("an answer");
+    assert_eq!(last["continue"], false, "{}", first.dump());
     assert!(
-        warning.contains("this turn ended without passing verification"),
+        last["stopReason"]
+            .as_str()
+            .is_some_and(|r| r.contains("this turn ended without passing verification")),
         "the user is told\n{}",
         first.dump()
     );
+    assert_eq!(first.terminal_reason(), "stop_hook_prevented");
 
     let second = world.turn(&model, &env, true);
     let again = reasons(&second);

@@ -228,6 +228,28 @@ fn doctor_on_an_ungated_repo_says_why_and_exits_1() {
 }
 
 #[test]
+fn doctor_fails_when_the_state_dir_cannot_be_written() {
+    let sb = Sandbox::new();
+    let repo = sb.repo("r");
+    repo.arm("exit 0");
+    // A file where the state dir should be (permissions would not stop root).
+    let blocked = sb.tmp.path().join("a-file");
+    std::fs::write(&blocked, "x").expect("write");
+    let mut env = repo.env.clone();
+    env.insert(
+        "PROVE_IT_STATE_DIR".into(),
+        blocked.join("state").display().to_string(),
+    );
+    let out = run(&repo.root, &["doctor"], &env);
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out));
+    assert!(
+        text(&out).contains("cannot be written") && text(&out).contains("gate error"),
+        "{}",
+        text(&out)
+    );
+}
+
+#[test]
 fn doctor_outside_git_exits_1() {
     let sb = Sandbox::new();
     let out = run(sb.tmp.path(), &["doctor"], &sb.env);

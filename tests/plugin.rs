@@ -559,3 +559,153 @@ fn two_sessions_starting_at_once_are_both_gated() {
         .expect("runs");
     assert!(said.status.success());
 }
+
+/// Each verdict in a real `claude -p` session, as a program sees it: the
+/// last Stop answer, the notices, the result's terminal reason, and
+/// `prove-it status` afterwards. No two verdicts look alike.
+#[test]
+#[ignore = "slow suite: the real Claude Code CLI (./verify.sh --full)"]
+fn every_verdict_looks_different_in_a_real_session() {
+    let sb = Sandbox::new();
+    let home = ClaudeHome::with_plugin_installed();
+    let status = |repo: &crate::util::Repo| -> (i32, String) {
+        let out = crate::util::prove_it(&repo.root, &repo.env, &["status", "--json"])
+            .env("PROVE_IT_STATE_DIR", home.dir.path().join("state"))
+            .output()
+            .expect("status");
+        let json: Value = serde_json::from_slice(&out.stdout).expect("JSON");
+        (
+            out.status.code().expect("code"),
+            json["verdict"].as_str().unwrap_or("none").to_string(),
+        )
+    };
+    let mut seen: Vec<(String, String)> = Vec::new();
+    let mut check =
+        |name: &str, session: &crate::claude::Session, repo: Option<&crate::util::Repo>| {
+            assert!(session.status.success(), "{name}: {}", session.dump());
+            let last_stop = session
+                .hook_responses("Stop")
+                .last()
+                .and_then(|e| e["stdout"].as_str())
+                .unwrap_or_default()
+                .to_string();
+            let mut keys: Vec<String> = serde_json::from_str::<Value>(&last_stop)
+                .ok()
+                .and_then(|v| v.as_object().map(|o| o.keys().cloned().collect()))
+                .unwrap_or_default();
+            keys.sort();
+            let first_words: String = session
+                .notices()
+                .last()
+                .map(|n| n.split(':').take(3).collect::<Vec<_>>().join(":"))
+                .unwrap_or_default();
+            let verdict = repo.map_or(("none".into(), -1), |r| {
+                let (code, verdict) = status(r);
+                (verdict, code)
+            });
+            let signature = format!(
+                "stop keys {keys:?}; notice {first_words:?}; terminal {}; status {} exit {}",
+                session.terminal_reason(),
+                verdict.0,
+                verdict.1
+            );
+            for (other, theirs) in &seen {
+                assert_ne!(&signature, theirs, "{name} looks like {other}");
+            }
+            eprintln!("{name}: {signature}");
+            seen.push((name.to_string(), signature.clone()));
+            signature
+        };
+    let work = || {
+        ScriptedModel::start(vec![
+            Step::Bash("echo oops > broken"),
+            Step::Say("All tests pass."),
+            Step::Say("Really, all tests pass."),
+        ])
+    };
+    let fails = "if [ -e broken ]; then echo 'test result: FAILED'; exit 1; fi";
+
+    let repo = sb.repo("verified");
+    repo.arm("exit 0");
+    let session = home.session(&repo.root, &work(), "change it", &[], false);
+    let sig = check("verified", &session, Some(&repo));
+    assert!(
+        sig.contains("prove-it: verified") && sig.ends_with("status verified exit 0"),
+        "{sig}"
+    );
+
+    let repo = sb.repo("yielded");
+    repo.arm(fails);
+    let session = home.session(
+        &repo.root,
+        &work(),
+        "change it",
+        &[("PROVE_IT_MAX_BLOCKS", "1")],
+        false,
+    );
+    let sig = check("blocked, then yielded", &session, Some(&repo));
+    assert_eq!(
+        session.stop_answers()[0]["decision"],
+        "block",
+        "{}",
+        session.dump()
+    );
+    assert!(
+        sig.contains("terminal stop_hook_prevented") && sig.ends_with("status yielded exit 1"),
+        "{sig}"
+    );
+    // The next turn is gated again.
+    let next = ScriptedModel::start(vec![Step::Say("Done now.")]);
+    let again = home.session(
+        &repo.root,
+        &next,
+        "go on",
+        &[("PROVE_IT_MAX_BLOCKS", "1")],
+        true,
+    );
+    assert_eq!(
+        again.stop_answers()[0]["decision"],
+        "block",
+        "{}",
+        again.dump()
+    );
+
+    let repo = sb.repo("skipped");
+    repo.arm(fails);
+    let session = home.session(
+        &repo.root,
+        &work(),
+        "change it",
+        &[("PROVE_IT_SKIP", "1")],
+        false,
+    );
+    let sig = check("skipped", &session, Some(&repo));
+    assert!(
+        sig.contains("prove-it: skipped") && sig.ends_with("status skipped exit 1"),
+        "{sig}"
+    );
+
+    let repo = sb.repo("gate-error");
+    repo.arm(fails);
+    // Git state the gate cannot read (Claude Code keeps the agent out of
+    // `.git`, so the test breaks it).
+    std::fs::write(repo.path(".git/HEAD"), "garbage").expect("break HEAD");
+    let session = home.session(&repo.root, &work(), "change it", &[], false);
+    let sig = check("gate error", &session, Some(&repo));
+    assert!(
+        sig.contains("prove-it: gate error") && sig.ends_with("status gate_error exit 1"),
+        "{sig}"
+    );
+
+    let missing = ClaudeHome::downloading_from(&crate::download::closed_url());
+    let repo = sb.repo("not-installed");
+    repo.arm(fails);
+    let session = missing.session(&repo.root, &work(), "change it", &[], false);
+    let sig = check("not installed", &session, None);
+    assert!(
+        sig.contains("NOT verified")
+            || session.notices().iter().any(|n| n.contains("NOT verified")),
+        "{sig}\n{}",
+        session.dump()
+    );
+}

@@ -380,7 +380,7 @@ fn the_strict_policy_refuses_a_pass_through_a_changed_verify_sh() {
             // Restored: it passes like the default.
             repo.git(&["checkout", "HEAD", "--", "verify.sh"]);
             repo.write("feature.txt", "real work");
-            repo.stop("s", true).assert_quiet();
+            repo.stop("s", true).assert_verified();
         } else {
             assert!(out.message().contains("git diff -- verify.sh"), "{out}");
         }

@@ -72,10 +72,15 @@ fn trap4_silent_give_up() {
     let mut sb = Sandbox::new();
     sb.set("PROVE_IT_MAX_BLOCKS", "1");
     let repo = sb.failing_session("s");
-    repo.stop("s", false).assert_blocked_with("attempt 1 of 1");
+    let out = repo.stop("s", false);
+    out.assert_blocked_with("attempt 1 of 1");
+    // The last block says what the next failing stop will do.
+    out.assert_blocked_with("the turn ends UNVERIFIED");
     let out = repo.stop("s", true);
-    out.assert_allowed_saying("this turn ended without passing verification");
-    out.assert_allowed_saying("1 failed, 41 passed");
+    // At least as loud as a block: Claude Code's own "stopped" headline.
+    out.assert_yielded_saying("this turn ended without passing verification");
+    out.assert_yielded_saying("1 failed, 41 passed");
+    out.assert_yielded_saying("after 1 blocked attempt (");
 }
 
 /// Issue 14, defect 1: the stop's `cwd` follows the agent's last `cd`. In a
@@ -137,7 +142,7 @@ fn repository_variables_in_the_environment_do_not_hide_work() {
     repo.start("s");
     repo.stop("s", false).assert_quiet();
     repo.write("src.txt", "work");
-    repo.stop("s", false).assert_quiet();
+    repo.stop("s", false).assert_verified();
     repo.write("broken", "x");
     repo.stop("s", false).assert_blocked_with("1 failed");
 }
@@ -232,6 +237,11 @@ fn a_known_failure_still_blocks_when_state_cannot_be_saved() {
     let out = repo.stop("s", false);
     out.assert_blocked_with("1 failed");
     assert!(out.message().contains("cannot save session state"), "{out}");
+    assert!(
+        out.message()
+            .contains("`prove-it status` cannot report this stop"),
+        "{out}"
+    );
     // Its state cannot be read either: said, and judged as unknown.
     assert!(
         out.message().contains("saved state was unreadable"),

@@ -307,9 +307,42 @@ impl Outcome {
             .unwrap_or_else(|| panic!("expected a block reason\n{self}"))
     }
 
+    /// What the user is shown: a notice, or a yield's stop reason.
     pub fn message(&self) -> &str {
         self.field("systemMessage")
+            .or_else(|| self.field("stopReason"))
             .unwrap_or_else(|| panic!("expected a message for the user\n{self}"))
+    }
+
+    /// A yield: the turn ends unverified, as loudly as Claude Code allows
+    /// (`continue: false` with a stop reason).
+    pub fn yielded(&self) -> bool {
+        self.json
+            .as_ref()
+            .is_some_and(|j| j["continue"] == false && j.get("stopReason").is_some())
+    }
+
+    #[track_caller]
+    pub fn assert_yielded_saying(&self, needle: &str) {
+        assert!(self.yielded(), "expected a loud yield\n{self}");
+        assert!(
+            self.message().contains(needle),
+            "stop reason lacks {needle:?}\n{self}"
+        );
+    }
+
+    /// `verify.sh` ran and passed: the turn ends with a one-line receipt.
+    #[track_caller]
+    pub fn assert_verified(&self) {
+        assert!(
+            !self.blocked() && !self.yielded(),
+            "expected a pass\n{self}"
+        );
+        assert!(
+            self.message()
+                .starts_with("prove-it: verified: ./verify.sh exit 0 in "),
+            "expected a receipt\n{self}"
+        );
     }
 
     pub fn field(&self, name: &str) -> Option<&str> {

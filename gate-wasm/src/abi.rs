@@ -150,6 +150,43 @@ pub struct Decision {
     /// A message the user sees (a warning, a skip, a yield).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub message: Option<String>,
+    /// For `stop`: what the gate concluded, for `prove-it status` and for
+    /// how the answer is shown. Optional: a policy that leaves it out still
+    /// works, and its stops are recorded as `unstated`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub verdict: Option<Verdict>,
+    /// The tree fingerprint the verdict is about ([`TreeState`]), so that
+    /// `prove-it status` can tell when the tree has changed since.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tree: Option<String>,
+}
+
+/// What a stop concluded. A person and a script can tell each apart.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Verdict {
+    /// `verify.sh` passed on this tree (now, or earlier in the session).
+    Verified,
+    /// The session did not change the repository: nothing to check.
+    Unchanged,
+    /// The stop was refused (`verify.sh` failed): the agent goes back.
+    Blocked,
+    /// The stop was refused because `verify.sh` was removed or disarmed.
+    DisarmRefused,
+    /// The turn ended without passing verification (the gate gave up).
+    Yielded,
+    /// `PROVE_IT_SKIP=1`: `verify.sh` was not run.
+    Skipped,
+    /// The gate itself failed: the turn was not verified.
+    GateError,
+}
+
+impl Verdict {
+    /// Whether the tree this verdict is about may be trusted: only a
+    /// verified or an unchanged one.
+    pub fn proven(self) -> bool {
+        matches!(self, Verdict::Verified | Verdict::Unchanged)
+    }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -167,6 +204,8 @@ impl Decision {
             action: Action::Allow,
             reason: None,
             message: None,
+            verdict: None,
+            tree: None,
         }
     }
     pub fn allow_with(message: impl Into<String>) -> Self {
@@ -180,7 +219,17 @@ impl Decision {
             action: Action::Block,
             reason: Some(reason.into()),
             message: None,
+            verdict: Some(Verdict::Blocked),
+            tree: None,
         }
+    }
+    pub fn with_verdict(mut self, verdict: Verdict) -> Self {
+        self.verdict = Some(verdict);
+        self
+    }
+    pub fn about(mut self, tree: &TreeState) -> Self {
+        self.tree = Some(tree.fingerprint.clone());
+        self
     }
     /// Puts `notes` for the user in front of the decision's own message.
     pub fn with_notes(mut self, notes: &[String]) -> Self {

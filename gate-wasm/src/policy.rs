@@ -7,7 +7,7 @@
 
 use crate::abi::{
     Action, Decision, Event, EventKind, Fingerprint, Host, LedgerEntry, SessionRead, SessionWrite,
-    Settings, TreeState, VerifyFacts, VerifyOutcome, VerifyRun,
+    Settings, TreeState, Verdict, VerifyFacts, VerifyOutcome, VerifyRun,
 };
 use serde::{Deserialize, Serialize};
 
@@ -78,14 +78,21 @@ pub fn decide_with(event: &Event, host: &mut impl Host, rules: Rules) -> Decisio
         EventKind::Stop => stop(event, host, rules),
     };
     result.unwrap_or_else(|error| {
-        let what = match event.kind {
-            EventKind::SessionStart => "could not record this session's baseline",
-            EventKind::UserPromptSubmit => "could not reset its attempt count",
-            EventKind::Stop => "could not check this turn",
+        let (what, so) = match event.kind {
+            EventKind::SessionStart => (
+                "could not record this session's baseline",
+                "this session is NOT gated as it should be",
+            ),
+            EventKind::UserPromptSubmit => (
+                "could not reset the attempt count",
+                "the next stop may yield sooner",
+            ),
+            EventKind::Stop => ("could not check this turn", "this turn was NOT verified"),
         };
         Decision::allow_with(format!(
-            "prove-it: the gate {what}: {error}. This turn was not verified; run `prove-it doctor` in the repository."
+            "prove-it: gate error: the gate {what} ({error}), so {so}. Run `prove-it doctor` in the repository."
         ))
+        .with_verdict(Verdict::GateError)
     })
 }
 
@@ -159,7 +166,11 @@ fn stop(event: &Event, host: &mut impl Host, rules: Rules) -> Result<Decision, S
     let mut session = saved.unwrap_or_default();
     match &session.baseline {
         // Read-only session (or the work was undone): never touched.
-        Some(baseline) if *baseline == tree.fingerprint => return Ok(notes_only(notes)),
+        Some(baseline) if *baseline == tree.fingerprint => {
+            return Ok(notes_only(notes)
+                .with_verdict(Verdict::Unchanged)
+                .about(&tree));
+        }
         Some(_) => {}
         None => notes.push(
             "prove-it: no baseline was recorded for this session (it began before prove-it was active, or its state was lost), so the tree counts as changed."
@@ -179,7 +190,12 @@ fn stop(event: &Event, host: &mut impl Host, rules: Rules) -> Result<Decision, S
             fingerprint: tree.fingerprint.clone(),
         };
         match host.passed_check(&key) {
-            Ok(true) => return Ok(notes_only(notes)),
+            // Passed before: verified, with nothing new to say.
+            Ok(true) => {
+                return Ok(notes_only(notes)
+                    .with_verdict(Verdict::Verified)
+                    .about(&tree));
+            }
             Ok(false) => {}
             // Not knowing costs one run of `verify.sh`, never a pass.
             Err(e) => notes.push(format!(
@@ -191,10 +207,12 @@ fn stop(event: &Event, host: &mut impl Host, rules: Rules) -> Result<Decision, S
                 notes.push(format!("prove-it: {e}."));
             }
             notes.push(
-                "prove-it: PROVE_IT_SKIP=1 is set, so `./verify.sh` was not run: this turn ended WITHOUT verification."
+                "prove-it: skipped: PROVE_IT_SKIP=1 is set, so `./verify.sh` was not run: this turn ended WITHOUT verification."
                     .to_string(),
             );
-            return Ok(notes_only(notes));
+            return Ok(notes_only(notes)
+                .with_verdict(Verdict::Skipped)
+                .about(&tree));
         }
         let changed_verify = changed_verify_note(&session, &facts);
         if rules.block_changed_verify && changed_verify.is_some() {
@@ -207,12 +225,16 @@ fn stop(event: &Event, host: &mut impl Host, rules: Rules) -> Result<Decision, S
                         "prove-it: could not remember this passed state: {e}"
                     ));
                 }
+                let blocked_before = session.attempts;
                 session.attempts = 0;
                 if let Err(e) = save(host, &session) {
                     notes.push(format!("prove-it: {e}."));
                 }
                 notes.extend(changed_verify);
-                return Ok(notes_only(notes));
+                notes.push(receipt(&run, blocked_before));
+                return Ok(notes_only(notes)
+                    .with_verdict(Verdict::Verified)
+                    .about(&tree));
             }
             Caught::Verify(run)
         }
@@ -233,27 +255,34 @@ fn stop(event: &Event, host: &mut impl Host, rules: Rules) -> Result<Decision, S
             settings,
             "PROVE_IT_MAX_BLOCKS=0, so the gate only warns",
         ))
+        .with_verdict(Verdict::Yielded)
     } else if session.attempts < settings.max_blocks {
         session.attempts += 1;
+        let verdict = match caught {
+            Caught::Disarmed { .. } => Verdict::DisarmRefused,
+            _ => Verdict::Blocked,
+        };
         Decision::block(block_reason(
             &caught,
             &tree,
             session.attempts,
             settings.max_blocks,
         ))
+        .with_verdict(verdict)
     } else {
         let why = format!(
-            "the gate gave up after {} blocked attempts (PROVE_IT_MAX_BLOCKS={})",
-            settings.max_blocks, settings.max_blocks
+            "the gate gave up after {} (PROVE_IT_MAX_BLOCKS={})",
+            blocked_attempts(settings.max_blocks),
+            settings.max_blocks
         );
         Decision::allow_with(unverified_warning(&caught, settings, &why))
+            .with_verdict(Verdict::Yielded)
     };
-    match save(host, &session) {
-        Ok(()) => Ok(decision.with_notes(&notes)),
-        Err(e) => {
-            Ok(unsaved(decision, &caught, event, settings, attempts_before, &e).with_notes(&notes))
-        }
-    }
+    let decision = match save(host, &session) {
+        Ok(()) => decision,
+        Err(e) => unsaved(decision, &caught, event, settings, attempts_before, &e),
+    };
+    Ok(decision.with_notes(&notes).about(&tree))
 }
 
 /// The decision on a caught stop whose session state could not be saved.
@@ -281,6 +310,7 @@ fn unsaved(
             settings,
             "the gate could not save its state, so it cannot count attempts and does not block a retry",
         ))
+        .with_verdict(Verdict::Yielded)
     } else {
         decision
     };
@@ -368,6 +398,23 @@ pub fn failed_run_reason(run: &VerifyRun, attempt: u32, max: u32) -> String {
     block_reason(&Caught::Verify(run.clone()), &tree, attempt, max)
 }
 
+/// The one line a passing stop leaves for the person.
+fn receipt(run: &VerifyRun, blocked_before: u32) -> String {
+    let mut text = format!(
+        "prove-it: verified: ./verify.sh exit 0 in {}",
+        seconds(run.duration_ms)
+    );
+    if blocked_before > 0 {
+        text.push_str(&format!(", after {}", blocked_attempts(blocked_before)));
+    }
+    text
+}
+
+/// `1 blocked attempt`, `3 blocked attempts`.
+fn blocked_attempts(n: u32) -> String {
+    format!("{n} blocked attempt{}", if n == 1 { "" } else { "s" })
+}
+
 /// `1234` ms as `1.2 s`.
 fn seconds(ms: u64) -> String {
     format!("{}.{} s", ms / 1000, (ms % 1000) / 100)
@@ -378,6 +425,11 @@ fn block_reason(caught: &Caught, tree: &TreeState, attempt: u32, max: u32) -> St
         "prove-it: this turn cannot end yet: {} (attempt {attempt} of {max}).\n",
         what_failed(caught)
     );
+    if attempt >= max {
+        reason.push_str(
+            "This is the last block: if the next stop fails too, the turn ends UNVERIFIED and the user is warned.\n",
+        );
+    }
     match caught {
         Caught::Verify(run) => {
             if !run.tail.is_empty() {

@@ -77,6 +77,28 @@ pub enum Command {
         #[arg(default_value = ".")]
         dir: PathBuf,
     },
+    /// Print the last verdict the gate reached here; exit 0 only if proven.
+    ///
+    /// For scripts and CI after a headless run, e.g.
+    /// `claude -p "..." && prove-it status`. Prints the last stop's verdict
+    /// in this repository (or of one session): verified, unchanged, blocked,
+    /// disarm refused, yielded unverified, skipped or gate error, with its
+    /// time, session and tree.
+    ///
+    /// Exit codes: 0 verified or unchanged, and the tree is still the one
+    /// judged; 1 any other verdict, or the tree has changed since; 2 no
+    /// verdict recorded, or the repository cannot be read.
+    Status {
+        /// A folder inside the repository.
+        #[arg(default_value = ".")]
+        dir: PathBuf,
+        /// The verdict of this session (its id) rather than the last one.
+        #[arg(long, value_name = "ID")]
+        session: Option<String>,
+        /// Print one JSON object instead of text.
+        #[arg(long)]
+        json: bool,
+    },
 }
 
 #[derive(Debug, Subcommand)]

@@ -8,6 +8,7 @@ mod fs;
 mod runtime;
 mod selection;
 mod settings;
+mod verdicts;
 
 use std::process::ExitCode;
 
@@ -21,6 +22,9 @@ fn main() -> ExitCode {
         }
         cli::Command::Init { dir } => commands::init::execute(&dir).map(|()| ExitCode::SUCCESS),
         cli::Command::Doctor { dir } => commands::doctor::execute(&dir),
+        cli::Command::Status { dir, session, json } => {
+            commands::status::execute(&dir, session.as_deref(), json)
+        }
         cli::Command::Policy(cli::PolicyCommand::New { name, gate_path }) => {
             commands::policy::new(&name, gate_path.as_deref())
         }

@@ -119,7 +119,16 @@ fn started() -> Fake {
 fn read_only_session_is_untouched_even_when_verify_fails() {
     let mut host = started();
     let d = decide(&stop(false), &mut host);
-    assert_eq!(d, Decision::allow());
+    let tree = host.fingerprint.clone();
+    assert_eq!(
+        d,
+        Decision::allow()
+            .with_verdict(Verdict::Unchanged)
+            .about(&TreeState {
+                head: None,
+                fingerprint: tree
+            })
+    );
     assert_eq!(host.runs, 0);
 }
 
@@ -140,8 +149,20 @@ fn passing_verify_opens_and_is_remembered() {
     let mut host = started();
     host.fingerprint = "bbbb".into();
     host.verify_passes = true;
-    assert_eq!(decide(&stop(false), &mut host), Decision::allow());
-    assert_eq!(decide(&stop(false), &mut host), Decision::allow());
+    let first = decide(&stop(false), &mut host);
+    assert_eq!(first.verdict, Some(Verdict::Verified));
+    assert_eq!(first.tree.as_deref(), Some("bbbb"));
+    assert_eq!(
+        first.message.as_deref(),
+        Some("prove-it: verified: ./verify.sh exit 0 in 0.0 s"),
+        "a pass leaves a receipt"
+    );
+    // Passed before: verified, and nothing new to say.
+    let again = decide(&stop(false), &mut host);
+    assert_eq!(
+        (again.verdict, again.message),
+        (Some(Verdict::Verified), None)
+    );
     assert_eq!(host.runs, 1, "a passed state is not re-run");
 }
 
@@ -335,9 +356,10 @@ fn a_host_error_is_never_silent() {
     assert_eq!(d.action, Action::Allow);
     let msg = d.message.expect("visible");
     assert!(
-        msg.contains("git exploded") && msg.contains("not verified"),
+        msg.contains("gate error") && msg.contains("git exploded") && msg.contains("NOT verified"),
         "{msg}"
     );
+    assert_eq!(d.verdict, Some(Verdict::GateError));
 }
 
 #[test]
@@ -365,8 +387,9 @@ fn strict_rules_refuse_a_pass_through_a_changed_verify_sh() {
     assert_eq!(host.runs, 0, "no need to run a check that is not accepted");
     // Restored: the strict policy lets it through like the default.
     host.facts.hash = Some("v1".into());
+    let restored = decide_with(&stop(true), &mut host, Rules::STRICT);
     assert_eq!(
-        decide_with(&stop(true), &mut host, Rules::STRICT),
-        Decision::allow()
+        (restored.action, restored.verdict),
+        (Action::Allow, Some(Verdict::Verified))
     );
 }

@@ -5,7 +5,7 @@
 //! diagnostics never go to stdout.
 
 use anyhow::{Context, Result, bail};
-use prove_it_gate::abi::{Action, Decision, EventKind};
+use prove_it_gate::abi::{Action, Decision, EventKind, Verdict};
 use serde::Deserialize;
 use serde_json::{Map, Value, json};
 use std::path::PathBuf;
@@ -100,7 +100,17 @@ pub fn parse(kind: EventKind, stdin: &[u8]) -> Result<Input> {
 /// The JSON to print for `decision` (`None`: print nothing, allow quietly).
 pub fn answer(kind: EventKind, decision: &Decision) -> Option<Value> {
     let mut out = Map::new();
-    if let Some(message) = &decision.message {
+    let yielded = kind == EventKind::Stop
+        && decision.action == Action::Allow
+        && decision.verdict == Some(Verdict::Yielded);
+    if let (true, Some(message)) = (yielded, &decision.message) {
+        // A yield is at least as loud as a block: Claude Code shows a
+        // stopReason under its own headline ("Stop hook stopped Claude"),
+        // and a headless run's result says `stop_hook_prevented`. The
+        // turn was ending anyway; the next prompt starts a new one.
+        out.insert("continue".into(), json!(false));
+        out.insert("stopReason".into(), json!(cap(message)));
+    } else if let Some(message) = &decision.message {
         out.insert("systemMessage".into(), json!(cap(message)));
     }
     if decision.action == Action::Block {
@@ -132,11 +142,11 @@ pub fn error_answer(kind: EventKind, error: &str) -> Value {
 pub fn error_text(kind: EventKind, error: &str) -> String {
     let what = match kind {
         EventKind::Stop => "this turn was NOT verified",
-        EventKind::SessionStart => "this session's baseline was not recorded",
+        EventKind::SessionStart => "this session is NOT gated as it should be",
         EventKind::UserPromptSubmit => "the attempt count was not reset",
     };
     format!(
-        "prove-it: the gate failed: {error}; {what}. Run `prove-it doctor` in the repository to see why."
+        "prove-it: gate error: {error}; {what}. Run `prove-it doctor` in the repository to see why."
     )
 }
 
@@ -270,11 +280,14 @@ mod tests {
                 message in proptest::option::of(".{0,50}"),
                 repeat in 1usize..400,
                 kind in 0usize..3,
+                yielded in any::<bool>(),
             ) {
                 let decision = Decision {
                     action: if block { Action::Block } else { Action::Allow },
                     reason: reason.map(|r| r.repeat(repeat)),
                     message: message.map(|m| m.repeat(repeat)),
+                    verdict: yielded.then_some(Verdict::Yielded),
+                    tree: None,
                 };
                 if let Some(Value::Object(answer)) = answer(KINDS[kind], &decision) {
                     for value in answer.values() {

@@ -3,7 +3,10 @@
 //! Layout under the state dir (0700 directories, 0600 files):
 //! `repos/<repo key>/repo` (the root path, for people),
 //! `repos/<repo key>/sessions/<session key>.json` (the policy's JSON),
-//! `repos/<repo key>/passed/<fingerprint>` (empty: this state passed).
+//! `repos/<repo key>/passed/<fingerprint>` (empty: this state passed),
+//! and the host's own: `sessions/<session key>.pin.json` (the policy in
+//! force), `sessions/<session key>.verdict.json` and `last-verdict.json`
+//! (the last verdicts, for `prove-it status`).
 //! Keys are hashes: a session id never becomes part of a path. Every write
 //! is a temp file renamed into place, so two stops at once cannot tear a
 //! file, and two sessions never share one.
@@ -235,12 +238,18 @@ pub fn session_roots(state_dir: &Path, session_id: &str) -> Result<Vec<PathBuf>>
     Ok(roots)
 }
 
+/// A host-owned file of one session in one work tree, named
+/// `<session key>.<suffix>` so that it is pruned with the session.
+pub fn session_file(state_dir: &Path, root: &Path, session_id: &str, suffix: &str) -> PathBuf {
+    repo_dir(state_dir, root)
+        .join("sessions")
+        .join(format!("{}.{suffix}", key(session_id.as_bytes())))
+}
+
 /// Where the host pins the policy of one session (host-owned: no policy can
 /// read or write it).
 pub fn pin_file(state_dir: &Path, root: &Path, session_id: &str) -> PathBuf {
-    repo_dir(state_dir, root)
-        .join("sessions")
-        .join(format!("{}.pin.json", key(session_id.as_bytes())))
+    session_file(state_dir, root, session_id, "pin.json")
 }
 
 /// A short, path-safe key for any bytes.

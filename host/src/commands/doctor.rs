@@ -130,7 +130,7 @@ pub fn execute(dir: &Path) -> Result<ExitCode> {
             "PROVE_IT_MAX_BLOCKS=0: the gate only warns, it never blocks",
         );
     }
-    report.row(Mark::Info, "state", loaded.dirs.state.display().to_string());
+    state_row(&mut report, &loaded.dirs.state);
     let ledger_file = ledger::path(&loaded.dirs.ledger);
     if s.ledger {
         report.row(
@@ -219,6 +219,28 @@ fn verify_row(report: &mut Report, root: &Path) {
             "missing at the repository root: run `prove-it init` to write one",
         ),
         Err(e) => report.row(Mark::Fail, "verify.sh", format!("{e:#}")),
+    }
+}
+
+/// The state dir must be writable: without it every stop is a gate error
+/// (the gate cannot keep a baseline, count attempts or record verdicts).
+fn state_row(report: &mut Report, state: &Path) {
+    let probe = state.join(format!(".doctor-probe-{}", std::process::id()));
+    let written = crate::fs::private_dir(state).and_then(|()| {
+        std::fs::write(&probe, b"probe")
+            .map_err(anyhow::Error::from)
+            .and_then(|()| std::fs::remove_file(&probe).map_err(anyhow::Error::from))
+    });
+    match written {
+        Ok(()) => report.row(Mark::Info, "state", state.display().to_string()),
+        Err(e) => report.row(
+            Mark::Fail,
+            "state",
+            format!(
+                "{} cannot be written ({e:#}): every stop would be a gate error. Fix its permissions, or set PROVE_IT_STATE_DIR to a folder you own.",
+                state.display()
+            ),
+        ),
     }
 }
 

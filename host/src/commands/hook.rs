@@ -11,8 +11,9 @@ use crate::capability::{Capabilities, git, state};
 use crate::runtime::RunOptions;
 use crate::selection::{self, Policy};
 use crate::settings::{self, Dirs, Loaded};
+use crate::verdicts;
 use anyhow::{Context, Result};
-use prove_it_gate::abi::{Action, Decision, Event, EventKind};
+use prove_it_gate::abi::{Action, Decision, Event, EventKind, Verdict};
 use std::io::{Read, Write};
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::path::{Path, PathBuf};
@@ -77,16 +78,35 @@ fn handle(kind: EventKind) -> Result<Option<Decision>> {
             Ok(Ok(decision)) => decision,
             Ok(Err(error)) => {
                 Decision::allow_with(claude_code::error_text(kind, &format!("{error:#}")))
+                    .with_verdict(Verdict::GateError)
             }
             Err(panic) => Decision::allow_with(claude_code::error_text(
                 kind,
                 &format!("internal error: {}", panic_text(&*panic)),
-            )),
+            ))
+            .with_verdict(Verdict::GateError),
+        };
+        let decision = if kind == EventKind::Stop {
+            record(&root, &input.session_id, &loaded, decision)
+        } else {
+            decision
         };
         parts.push((root, decision));
     }
     // The host shows its own notes: no policy can hide them.
     Ok(Some(combine(parts).with_notes(&loaded.notes)))
+}
+
+/// Keeps a stop's verdict for `prove-it status`. A verdict that cannot be
+/// kept is said: a script that asks later would otherwise read an older one.
+fn record(root: &Path, session_id: &str, loaded: &Loaded, decision: Decision) -> Decision {
+    let dirs = loaded.dirs.outside(root, &mut Vec::new());
+    match verdicts::save(&dirs.state, root, session_id, &decision) {
+        Ok(()) => decision,
+        Err(e) => decision.with_notes(&[format!(
+            "prove-it: {e:#}, so `prove-it status` cannot report this stop."
+        )]),
+    }
 }
 
 /// The repositories an event covers: the one around `cwd`, and for a stop
@@ -200,6 +220,11 @@ fn combine(parts: Vec<(PathBuf, Decision)>) -> Decision {
     }
     let mut reasons = Vec::new();
     let mut messages = Vec::new();
+    let worst = parts
+        .iter()
+        .map(|(_, d)| d.verdict)
+        .max_by_key(|v| weight(*v))
+        .flatten();
     for (root, decision) in parts {
         let label = format!("prove-it: in `{}`:", root.display());
         if decision.action == Action::Block {
@@ -218,6 +243,23 @@ fn combine(parts: Vec<(PathBuf, Decision)>) -> Decision {
         },
         reason: (!reasons.is_empty()).then(|| reasons.join("\n\n")),
         message: (!messages.is_empty()).then(|| messages.join("\n")),
+        verdict: worst,
+        // Each repository's tree is in its own record.
+        tree: None,
+    }
+}
+
+/// How much a verdict weighs when several repositories answer one stop:
+/// the answer shows the heaviest.
+fn weight(verdict: Option<Verdict>) -> u8 {
+    match verdict {
+        None | Some(Verdict::Unchanged) => 0,
+        Some(Verdict::Verified) => 1,
+        Some(Verdict::Skipped) => 2,
+        Some(Verdict::Yielded) => 3,
+        Some(Verdict::Blocked) => 4,
+        Some(Verdict::DisarmRefused) => 5,
+        Some(Verdict::GateError) => 6,
     }
 }
 

@@ -4,3 +4,4 @@ pub mod doctor;
 pub mod hook;
 pub mod init;
 pub mod policy;
+pub mod status;
