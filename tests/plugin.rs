@@ -634,6 +634,13 @@ fn every_verdict_looks_different_in_a_real_session() {
         "{sig}"
     );
 
+    let repo = sb.repo("unchanged");
+    repo.arm(fails);
+    let idle = ScriptedModel::start(vec![Step::Say("Nothing needed changing.")]);
+    let session = home.session(&repo.root, &idle, "look around", &[], false);
+    let sig = check("unchanged", &session, Some(&repo));
+    assert!(sig.ends_with("status unchanged exit 0"), "{sig}");
+
     let repo = sb.repo("yielded");
     repo.arm(fails);
     let session = home.session(

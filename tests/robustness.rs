@@ -103,10 +103,16 @@ fn corrupt_state_is_reported_kept_aside_and_gated() {
     let out = repo.stop("s", false);
     out.assert_blocked_with("1 failed");
     assert!(out.message().contains("unreadable"), "{out}");
+    // The known cause, not a guess at another one.
+    assert!(!out.message().contains("no baseline"), "{out}");
     assert!(
         sb.state_dir().join(format!("{session}.corrupt")).exists(),
         "kept for a person to read"
     );
+    // Said once: the retry is blocked without repeating it.
+    let again = repo.stop("s", true);
+    again.assert_blocked_with("attempt 2 of 3");
+    assert!(again.field("systemMessage").is_none(), "{again}");
 }
 
 #[test]

@@ -30,6 +30,10 @@ pub struct Session {
     /// Blocks in the current stretch of work (reset on a new prompt and when
     /// the host says the agent is not continuing after a block).
     pub attempts: u32,
+    /// The person was told this session has no baseline: said once, not at
+    /// every stop.
+    #[serde(default)]
+    pub no_baseline_said: bool,
 }
 
 /// Why a stop was caught.
@@ -127,6 +131,7 @@ fn session_start(event: &Event, host: &mut impl Host) -> Result<Decision, String
             armed_at_start: Some(facts.armed()),
             verify_hash_at_start: facts.hash,
             attempts: 0,
+            no_baseline_said: false,
         },
     )?;
     Ok(Decision::allow())
@@ -153,6 +158,7 @@ fn stop(event: &Event, host: &mut impl Host, rules: Rules) -> Result<Decision, S
         problem: Some(e),
     });
     let (saved, problem) = load(read);
+    let problem_known = problem.is_some();
     notes.extend(problem);
 
     let facts = host.verify_facts()?;
@@ -172,10 +178,18 @@ fn stop(event: &Event, host: &mut impl Host, rules: Rules) -> Result<Decision, S
                 .about(&tree));
         }
         Some(_) => {}
-        None => notes.push(
-            "prove-it: no baseline was recorded for this session (it began before prove-it was active, or its state was lost), so the tree counts as changed."
-                .to_string(),
-        ),
+        // Said once per session, and only when no better cause is known
+        // (unreadable state says so itself).
+        None if problem_known || session.no_baseline_said => {}
+        None => {
+            notes.push(
+                "prove-it: this session has no baseline (prove-it was not active when it started, or its state was removed), so the tree counts as changed."
+                    .to_string(),
+            );
+        }
+    }
+    if session.baseline.is_none() {
+        session.no_baseline_said = true;
     }
     if !event.stop_hook_active {
         session.attempts = 0;

@@ -302,7 +302,7 @@ pub fn in_force(
     };
     if let Err(e) = pin(state_dir, &pin_path, &policy) {
         notes.push(format!(
-            "prove-it: could not pin this session's policy: {e:#}"
+            "prove-it: could not remember which policy this session uses: {e:#}"
         ));
     }
     policy

@@ -300,6 +300,13 @@ fn missing_state_counts_as_changed_and_is_reported() {
     let d = decide(&stop(false), &mut host);
     assert_eq!(d.action, Action::Block);
     assert!(d.message.expect("reported").contains("no baseline"));
+    // Said once, not at every stop.
+    let again = decide(&stop(true), &mut host);
+    assert_eq!(again.action, Action::Block);
+    assert!(
+        !again.message.unwrap_or_default().contains("no baseline"),
+        "repeated"
+    );
 }
 
 #[test]
