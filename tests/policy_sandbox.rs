@@ -271,6 +271,21 @@ fn a_custom_policy_decides_and_is_pinned_for_the_session() {
     repo.write("work.txt", "x");
     repo.stop("s", false)
         .assert_blocked_with("policy A says no");
+    // The module states no verdict: its block is recorded as one, and no
+    // tree (it named none), so status cannot call anything proven.
+    let status = crate::util::prove_it(&repo.root, &repo.env, &["status", "--json"])
+        .output()
+        .expect("status");
+    let json: serde_json::Value = serde_json::from_slice(&status.stdout).expect("JSON");
+    assert_eq!(
+        (
+            status.status.code(),
+            json["verdict"].as_str(),
+            json["tree"].is_null()
+        ),
+        (Some(1), Some("blocked"), true),
+        "{json}"
+    );
 
     // The agent swaps the module mid-session: the session keeps A, and the
     // user is told.
