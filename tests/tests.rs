@@ -15,5 +15,6 @@ mod regression;
 mod release;
 mod robustness;
 mod soak;
+mod tui;
 mod util;
 mod verify_run;
