@@ -35,7 +35,7 @@ version=$(sed -n 's/^version = "\(.*\)"$/\1/p' Cargo.toml | head -n 1)
 [ -n "$version" ] || die "no version in Cargo.toml's [workspace.package]"
 name="prove-it-$version-$target"
 
-# zig from PyPI's ziglang package, when zig itself is not on PATH.
+# zig from the Python package ziglang (pip), when zig itself is not on PATH.
 use_zig() {
   command -v cargo-zigbuild >/dev/null || die "cargo-zigbuild is missing: cargo install cargo-zigbuild --locked"
   if ! command -v zig >/dev/null; then

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Installs what release/build.sh needs for the Linux archives, pinned, and
 # does nothing for what is already there: the Rust standard libraries of
-# the musl targets, zig (PyPI's ziglang, the C compiler and linker for every
+# the musl targets, zig (the Python package ziglang: the C compiler and linker for every
 # target) and cargo-zigbuild. Also says whether qemu-user can run the
 # aarch64 binary here (Debian: apt-get install qemu-user).
 set -euo pipefail
