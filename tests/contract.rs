@@ -229,6 +229,14 @@ fn status_tells_every_verdict_apart_and_exits_0_only_when_proven() {
     let (code, _) = status(&repo, &["--session", "never-seen"]);
     assert_eq!(code, 2);
 
+    // A repository that is not armed is never judged: nothing recorded.
+    let sb = Sandbox::new();
+    let repo = sb.repo("unarmed");
+    repo.start("s");
+    repo.write("src.txt", "work");
+    repo.stop("s", false).assert_quiet();
+    expect(&repo, None, 2);
+
     let mut sb = Sandbox::new();
     sb.set("PROVE_IT_SKIP", "1");
     let repo = sb.failing_session("s");

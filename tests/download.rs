@@ -170,6 +170,13 @@ pub fn fake_host(dir: &Path, version: &str) -> PathBuf {
     path
 }
 
+/// A server holding a release of this version whose host is a stand-in.
+fn fake_release(sb: &Sandbox, delay: Duration) -> FileServer {
+    let site = sb.tmp.path().join("site");
+    publish(&site, VERSION, &fake_host(sb.tmp.path(), VERSION));
+    FileServer::start(&site, delay)
+}
+
 /// A copy of the plugin as Claude Code installs it, at `version`.
 fn plugin_at(sb: &Sandbox, version: &str) -> PathBuf {
     let root = sb.tmp.path().join(format!("plugin {version}"));
@@ -559,10 +566,8 @@ fn a_plugin_update_fetches_its_own_version() {
 #[test]
 fn two_sessions_starting_at_once_install_one_good_binary() {
     let sb = Sandbox::new();
-    let site = sb.tmp.path().join("site");
-    publish(&site, VERSION, &fake_host(sb.tmp.path(), VERSION));
     // Each answer waits, so the two downloads overlap.
-    let server = FileServer::start(&site, Duration::from_millis(500));
+    let server = fake_release(&sb, Duration::from_millis(500));
     let root = plugin_at(&sb, VERSION);
     let data = sb.tmp.path().join("data");
     let (a, b) = std::thread::scope(|s| {
@@ -587,9 +592,7 @@ fn two_sessions_starting_at_once_install_one_good_binary() {
 #[test]
 fn fetch_installs_without_claude_code() {
     let sb = Sandbox::new();
-    let site = sb.tmp.path().join("site");
-    publish(&site, VERSION, &fake_host(sb.tmp.path(), VERSION));
-    let server = FileServer::start(&site, Duration::ZERO);
+    let server = fake_release(&sb, Duration::ZERO);
     let data_home = sb.tmp.path().join("xdg data");
     // A clone, not a plugin install: no CLAUDE_PLUGIN_ROOT or _DATA.
     let fetch_with = |url: &str, path: &Path| {
@@ -631,10 +634,8 @@ fn fetch_installs_without_claude_code() {
 #[ignore = "slow suite: waits for the download's time limit (about 35 s)"]
 fn a_server_that_stalls_is_given_up_on_inside_the_hook_timeout() {
     let sb = Sandbox::new();
-    let site = sb.tmp.path().join("site");
-    publish(&site, VERSION, &fake_host(sb.tmp.path(), VERSION));
     // Headers at once, then a body that never comes.
-    let server = FileServer::start(&site, Duration::from_secs(3600));
+    let server = fake_release(&sb, Duration::from_secs(3600));
     let root = plugin_at(&sb, VERSION);
     let data = sb.tmp.path().join("data");
     let started = std::time::Instant::now();

@@ -152,7 +152,7 @@ pub struct Decision {
     pub message: Option<String>,
     /// For `stop`: what the gate concluded, for `prove-it status` and for
     /// how the answer is shown. Optional: a policy that leaves it out still
-    /// works, and its stops are recorded as `unstated`.
+    /// works; the host records its blocks as blocked and nothing else.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub verdict: Option<Verdict>,
     /// The tree fingerprint the verdict is about ([`TreeState`]), so that

@@ -7,7 +7,7 @@
 use crate::capability::state;
 use crate::fs::{private_dir, write_atomic};
 use anyhow::{Context, Result};
-use prove_it_gate::abi::{Decision, Verdict};
+use prove_it_gate::abi::{Action, Decision, Verdict};
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 
@@ -25,35 +25,40 @@ pub struct Record {
     pub said: Option<String>,
 }
 
-/// Where the last verdict of a repository, or of one session in it, is kept.
-fn files(state_dir: &Path, root: &Path, session_id: &str) -> (PathBuf, PathBuf) {
-    let repo = state::repo_dir(state_dir, root);
-    let session = state::session_file(state_dir, root, session_id, "verdict.json");
-    (repo.join("last-verdict.json"), session)
+/// Where the last verdict of a repository is kept.
+fn last_file(state_dir: &Path, root: &Path) -> PathBuf {
+    state::repo_dir(state_dir, root).join("last-verdict.json")
+}
+
+/// Where the last verdict of one session in a repository is kept.
+fn session_file(state_dir: &Path, root: &Path, session_id: &str) -> PathBuf {
+    state::session_file(state_dir, root, session_id, "verdict.json")
 }
 
 /// Records the verdict of one repository's stop.
 pub fn save(state_dir: &Path, root: &Path, session_id: &str, decision: &Decision) -> Result<()> {
-    let said = decision
-        .message
-        .as_deref()
-        .or(decision.reason.as_deref())
-        .and_then(|text| text.lines().next())
-        .map(str::to_string);
+    // What the agent was told for a block; what the person saw otherwise.
+    let shown = match decision.action {
+        Action::Block => decision.reason.as_deref(),
+        Action::Allow => decision.message.as_deref(),
+    };
     let record = Record {
         verdict: decision.verdict,
         time: humantime::format_rfc3339_seconds(std::time::SystemTime::now()).to_string(),
         session: session_id.to_string(),
         repo: root.to_path_buf(),
         tree: decision.tree.clone(),
-        said,
+        said: shown
+            .and_then(|text| text.lines().next())
+            .map(str::to_string),
     };
     let bytes = serde_json::to_vec(&record).context("cannot encode the verdict")?;
-    let (last, session) = files(state_dir, root, session_id);
-    for file in [session, last] {
-        if let Some(dir) = file.parent() {
-            private_dir(dir)?;
-        }
+    let session = session_file(state_dir, root, session_id);
+    // The sessions folder is inside the repository's: one check makes both.
+    if let Some(dir) = session.parent() {
+        private_dir(dir)?;
+    }
+    for file in [session, last_file(state_dir, root)] {
         write_atomic(&file, &bytes)
             .with_context(|| format!("cannot record the verdict in `{}`", file.display()))?;
     }
@@ -64,8 +69,8 @@ pub fn save(state_dir: &Path, root: &Path, session_id: &str, decision: &Decision
 /// `Ok(None)`: none was recorded.
 pub fn load(state_dir: &Path, root: &Path, session: Option<&str>) -> Result<Option<Record>> {
     let file = match session {
-        Some(id) => files(state_dir, root, id).1,
-        None => files(state_dir, root, "").0,
+        Some(id) => session_file(state_dir, root, id),
+        None => last_file(state_dir, root),
     };
     let bytes = match std::fs::read(&file) {
         Ok(bytes) => bytes,

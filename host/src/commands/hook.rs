@@ -99,11 +99,16 @@ fn handle(kind: EventKind) -> Result<Option<Decision>> {
 
 /// Keeps a stop's verdict for `prove-it status`. A verdict that cannot be
 /// kept is said: a script that asks later would otherwise read an older one.
+/// A stop with no verdict (a repository that is not armed, or a custom
+/// policy's allow that states none) leaves no record and costs no write.
 fn record(root: &Path, session_id: &str, loaded: &Loaded, mut decision: Decision) -> Decision {
-    // A policy that states no verdict (the field is optional): a block is
-    // a block whatever it says.
+    // The verdict field is optional for a policy: a block is a block
+    // whatever it says.
     if decision.verdict.is_none() && decision.action == Action::Block {
         decision.verdict = Some(Verdict::Blocked);
+    }
+    if decision.verdict.is_none() {
+        return decision;
     }
     let dirs = loaded.dirs.outside(root, &mut Vec::new());
     match verdicts::save(&dirs.state, root, session_id, &decision) {
