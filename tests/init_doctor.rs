@@ -196,7 +196,7 @@ fn doctor_on_a_gated_repo_exits_0() {
     for needle in [
         "result: gated",
         "policy",
-        "ABI 1",
+        &format!("ABI {}", prove_it_gate::abi::ABI_VERSION),
         "state",
         "ledger",
         "prove-it 0.",

@@ -8,6 +8,9 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, Instant};
 
+/// The ABI version this prove-it speaks.
+const ABI: i32 = prove_it_gate::abi::ABI_VERSION;
+
 /// A minimal policy in WAT: the ABI exports, a bump allocator, and
 /// `prove_it_decide` doing `body` (which must leave an i64 on the stack).
 /// `extra` adds module fields (imports, functions).
@@ -41,7 +44,7 @@ fn with_reason(reason: &str) -> Vec<u8> {
         r#"(module
   (memory (export "memory") 1)
   (global $next (mut i32) (i32.const 4096))
-  (func (export "prove_it_abi_version") (result i32) (i32.const 1))
+  (func (export "prove_it_abi_version") (result i32) (i32.const {ABI}))
   (func (export "prove_it_alloc") (param $len i32) (result i32)
     (local $p i32) (local.set $p (global.get $next))
     (global.set $next (i32.add (global.get $next) (local.get $len))) (local.get $p))
@@ -85,16 +88,16 @@ fn session_under(bytes: &[u8], changed: &str) -> (Sandbox, Repo) {
 #[test]
 fn adversarial_modules_are_contained_named_and_never_a_silent_pass() {
     let cases: Vec<(&str, Vec<u8>, &str)> = vec![
-        ("traps", module(1, "unreachable", ""), "trapped"),
+        ("traps", module(ABI, "unreachable", ""), "trapped"),
         (
             "spins",
-            module(1, "(loop $l (br $l)) (i64.const 0)", ""),
+            module(ABI, "(loop $l (br $l)) (i64.const 0)", ""),
             "ran out of fuel",
         ),
         (
             "eats memory",
             module(
-                1,
+                ABI,
                 "(loop $l (br_if $l (i32.ne (memory.grow (i32.const 64)) (i32.const -1)))) (i64.const 0)",
                 "",
             ),
@@ -102,12 +105,16 @@ fn adversarial_modules_are_contained_named_and_never_a_silent_pass() {
         ),
         (
             "recurses",
-            module(1, "(call $decide (local.get 0) (local.get 1))", ""),
+            module(ABI, "(call $decide (local.get 0) (local.get 1))", ""),
             "stack",
         ),
         (
             "imports what the host does not offer",
-            module(1, BLOCKS, r#"(import "prove_it" "launch_missiles" (func))"#),
+            module(
+                ABI,
+                BLOCKS,
+                r#"(import "prove_it" "launch_missiles" (func))"#,
+            ),
             "launch_missiles",
         ),
         ("has the wrong ABI", module(99, BLOCKS, ""), "ABI 99"),
@@ -119,7 +126,7 @@ fn adversarial_modules_are_contained_named_and_never_a_silent_pass() {
         (
             "answers with garbage",
             module(
-                1,
+                ABI,
                 "(i64.or (i64.shl (i64.const 0) (i64.const 32)) (i64.const 8))",
                 "",
             ),
@@ -128,7 +135,7 @@ fn adversarial_modules_are_contained_named_and_never_a_silent_pass() {
         (
             "answers with more than the cap",
             module(
-                1,
+                ABI,
                 "(i64.or (i64.shl (i64.const 0) (i64.const 32)) (i64.const 50000000))",
                 "",
             ),
@@ -166,7 +173,7 @@ fn adversarial_modules_are_contained_named_and_never_a_silent_pass() {
 #[test]
 fn a_module_flooding_stderr_is_capped_and_still_named() {
     let flood = module(
-        1,
+        ABI,
         "(local $i i32)
          (memory.fill (i32.const 32768) (i32.const 65) (i32.const 16384))
          (i32.store (i32.const 100) (i32.const 32768))
@@ -202,7 +209,7 @@ fn session_state_over_the_cap_is_refused_and_a_small_one_kept() {
     // Request `{"value":"xxx…"}` with `n` x's, built at 256 KiB in memory.
     let writes = |n: usize| {
         module(
-            1,
+            ABI,
             &format!(
                 "(drop (memory.grow (i32.const 9)))
                  (memory.copy (i32.const 262144) (i32.const 1024) (i32.const 10))
@@ -247,7 +254,7 @@ fn a_spinning_module_is_stopped_in_well_under_a_second() {
     let path = write_module(
         &sb,
         "spin.wasm",
-        &module(1, "(loop $l (br $l)) (i64.const 0)", ""),
+        &module(ABI, "(loop $l (br $l)) (i64.const 0)", ""),
     );
     sb.set("PROVE_IT_POLICY", path.to_str().expect("utf-8"));
     let repo = gated_repo(&sb);

@@ -41,7 +41,7 @@
 use serde::{Deserialize, Serialize};
 
 /// Version of this contract. Bumped on any incompatible change.
-pub const ABI_VERSION: i32 = 1;
+pub const ABI_VERSION: i32 = 2;
 
 /// The import module name all host capabilities live in.
 pub const IMPORT_MODULE: &str = "prove_it";
@@ -88,8 +88,9 @@ pub type Reply<T> = Result<T, String>;
 pub enum EventKind {
     /// A session starts, resumes or is compacted.
     SessionStart,
-    /// The user sends a prompt: a new turn begins.
-    UserPromptSubmit,
+    /// A new turn begins (the person sent a prompt). The host says so only
+    /// for a real new turn, never for an agent sent back by a block.
+    TurnStart,
     /// The agent wants to end its turn.
     Stop,
 }
@@ -101,9 +102,17 @@ pub struct Event {
     /// For `session_start`: `startup`, `resume`, `clear`, `compact` or `fork`.
     #[serde(default)]
     pub source: Option<String>,
-    /// For `stop`: true while the agent continues because a Stop hook blocked.
+    /// The agent host's id of the turn, when it has one (Codex's `turn_id`);
+    /// the same for every retry of one turn. A stop whose `turn` differs
+    /// from the one the policy saw last is in a new turn.
     #[serde(default)]
-    pub stop_hook_active: bool,
+    pub turn: Option<String>,
+    /// For `stop`: true unless the host can rule out that this stop follows
+    /// a block in the same turn. Hosts' own flags differ (Gemini CLI clears
+    /// its flag after any retry that used a tool), so a policy counts its
+    /// own attempts per turn and reads this only when it cannot count.
+    #[serde(default)]
+    pub may_be_retry: bool,
     /// For `stop`: what the agent said last (its claim).
     #[serde(default)]
     pub claim: Option<String>,

@@ -27,9 +27,11 @@ pub struct Session {
     pub armed_at_start: Option<bool>,
     /// Content hash of `verify.sh` at session start.
     pub verify_hash_at_start: Option<String>,
-    /// Blocks in the current stretch of work (reset on a new prompt and when
-    /// the host says the agent is not continuing after a block).
+    /// Blocks in the current turn (reset when a new turn starts).
     pub attempts: u32,
+    /// The host's id of the turn `attempts` counts, when it gives one.
+    #[serde(default)]
+    pub turn: Option<String>,
     /// The person was told this session has no baseline: said once, not at
     /// every stop.
     #[serde(default)]
@@ -78,7 +80,7 @@ pub fn decide(event: &Event, host: &mut impl Host) -> Decision {
 pub fn decide_with(event: &Event, host: &mut impl Host, rules: Rules) -> Decision {
     let result = match event.kind {
         EventKind::SessionStart => session_start(event, host),
-        EventKind::UserPromptSubmit => user_prompt_submit(host),
+        EventKind::TurnStart => turn_start(event, host),
         EventKind::Stop => stop(event, host, rules),
     };
     result.unwrap_or_else(|error| {
@@ -87,7 +89,7 @@ pub fn decide_with(event: &Event, host: &mut impl Host, rules: Rules) -> Decisio
                 "could not record this session's baseline",
                 "this session is NOT gated as it should be",
             ),
-            EventKind::UserPromptSubmit => (
+            EventKind::TurnStart => (
                 "could not reset the attempt count",
                 "the next stop may yield sooner",
             ),
@@ -131,18 +133,20 @@ fn session_start(event: &Event, host: &mut impl Host) -> Result<Decision, String
             armed_at_start: Some(facts.armed()),
             verify_hash_at_start: facts.hash,
             attempts: 0,
+            turn: event.turn.clone(),
             no_baseline_said: false,
         },
     )?;
     Ok(Decision::allow())
 }
 
-fn user_prompt_submit(host: &mut impl Host) -> Result<Decision, String> {
+fn turn_start(event: &Event, host: &mut impl Host) -> Result<Decision, String> {
     let (saved, problem) = load(host.session_read()?);
     if let Some(mut session) = saved
-        && session.attempts != 0
+        && (session.attempts != 0 || session.turn != event.turn)
     {
         session.attempts = 0;
+        session.turn = event.turn.clone();
         save(host, &session)?;
     }
     Ok(problem.map_or_else(Decision::allow, Decision::allow_with))
@@ -191,8 +195,12 @@ fn stop(event: &Event, host: &mut impl Host, rules: Rules) -> Result<Decision, S
     if session.baseline.is_none() {
         session.no_baseline_said = true;
     }
-    if !event.stop_hook_active {
+    // Attempts count per turn, and only a new turn resets them: a host's
+    // "continuing after a block" flag is not trusted to (Gemini CLI clears
+    // it after a retry that used a tool, and the cap would never be met).
+    if event.turn.is_some() && session.turn != event.turn {
         session.attempts = 0;
+        session.turn = event.turn.clone();
     }
 
     let caught = if armed_at_start == Some(true) && !facts.armed() {
@@ -303,9 +311,11 @@ fn stop(event: &Event, host: &mut impl Host, rules: Rules) -> Result<Decision, S
 ///
 /// The failure is known, so it is never thrown away: the stop is still
 /// blocked with its output. But the gate can no longer count its attempts
-/// (the count it read will be read again), so it leans on the host's own
-/// flag: it blocks a stop that is not a retry and yields, loudly, on a
-/// retry after a block. The state problem is said beside the verdict.
+/// (the count it read will be read again), so it leans on the host: it
+/// blocks a stop the host says cannot be a retry (`may_be_retry` false)
+/// and yields, loudly, on any other. A host that cannot tell says "may be",
+/// so an uncountable gate never blocks forever. The state problem is said
+/// beside the verdict.
 fn unsaved(
     decision: Decision,
     caught: &Caught,
@@ -317,7 +327,7 @@ fn unsaved(
     let problem = format!(
         "prove-it: {error}. The gate cannot count its attempts while its state cannot be saved: it blocks a failing stop once, then lets the retry end with a warning. Run `prove-it doctor` to see why."
     );
-    let retry = event.stop_hook_active || attempts_before >= settings.max_blocks;
+    let retry = event.may_be_retry || attempts_before >= settings.max_blocks;
     let decision = if decision.action == Action::Block && retry {
         Decision::allow_with(unverified_warning(
             caught,

@@ -1,27 +1,32 @@
 //! The command line (clap types only; the work is in `commands/`).
 
+use crate::agent::{Agent, HookEvent};
 use clap::{Parser, Subcommand, ValueEnum};
-use prove_it_gate::abi::EventKind;
 use std::ffi::OsString;
 use std::path::PathBuf;
 
-/// Parses the command line. The hook's own form, exactly `hook <event>`, is
-/// read before clap builds its whole command tree, which costs about
-/// 0.15 ms at every turn end; everything else (help included) is clap's.
+/// Parses the command line. The hook's own forms, exactly `hook <event>`
+/// and `hook --agent <host> <event>`, are read before clap builds its whole
+/// command tree, which costs about 0.15 ms at every turn end; everything
+/// else (help included) is clap's.
 pub fn parse() -> Cli {
     let args: Vec<OsString> = std::env::args_os().collect();
     match hook_event(&args) {
-        Some(event) => Cli {
-            command: Command::Hook { event },
+        Some((agent, event)) => Cli {
+            command: Command::Hook { agent, event },
         },
         None => Cli::parse_from(args),
     }
 }
 
-/// The event of `prove-it hook <event>`, named as clap names it.
-fn hook_event(args: &[OsString]) -> Option<HookEvent> {
+/// The host and event of a hook command line, named as clap names them.
+fn hook_event(args: &[OsString]) -> Option<(Agent, HookEvent)> {
+    let event = |e: &OsString| HookEvent::from_str(e.to_str()?, false).ok();
     match args {
-        [_, hook, event] if hook == "hook" => HookEvent::from_str(event.to_str()?, false).ok(),
+        [_, hook, e] if hook == "hook" => Some((Agent::ClaudeCode, event(e)?)),
+        [_, hook, flag, a, e] if hook == "hook" && flag == "--agent" => {
+            Some((Agent::from_str(a.to_str()?, false).ok()?, event(e)?))
+        }
         _ => None,
     }
 }
@@ -42,12 +47,17 @@ pub struct Cli {
 
 #[derive(Debug, Subcommand)]
 pub enum Command {
-    /// Answer one Claude Code hook event (JSON on stdin, answer on stdout).
+    /// Answer one agent host's hook event (JSON on stdin, answer on stdout).
     ///
     /// Always exits 0: a block or a warning is in the JSON it prints, and
     /// its own errors become a warning the user sees, never a silent pass.
+    /// The plugin (Claude Code) and `prove-it setup` (Codex, Gemini) write
+    /// these command lines; each host sends only its own events.
     Hook {
-        /// The hook event being answered.
+        /// The agent host that runs the hook.
+        #[arg(long, value_enum, default_value = "claude-code")]
+        agent: Agent,
+        /// The hook event being answered, as the host names it.
         #[arg(value_enum)]
         event: HookEvent,
     },
@@ -138,26 +148,6 @@ pub enum PolicyCommand {
     },
 }
 
-#[derive(Debug, Clone, Copy, ValueEnum)]
-pub enum HookEvent {
-    /// SessionStart: record the tree state this session starts from.
-    SessionStart,
-    /// UserPromptSubmit: a new turn; reset the gate's attempt count.
-    UserPromptSubmit,
-    /// Stop: run `verify.sh` if this session changed the tree; block on failure.
-    Stop,
-}
-
-impl From<HookEvent> for EventKind {
-    fn from(event: HookEvent) -> Self {
-        match event {
-            HookEvent::SessionStart => EventKind::SessionStart,
-            HookEvent::UserPromptSubmit => EventKind::UserPromptSubmit,
-            HookEvent::Stop => EventKind::Stop,
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -173,18 +163,30 @@ mod tests {
     #[test]
     fn hook_short_cut_agrees_with_clap() {
         let args = |a: &[&str]| a.iter().map(OsString::from).collect::<Vec<_>>();
+        let mut lines = Vec::new();
         for name in ["session-start", "user-prompt-submit", "stop"] {
-            let line = args(&["prove-it", "hook", name]);
+            lines.push(args(&["prove-it", "hook", name]));
+        }
+        for (agent, name) in [
+            ("codex", "stop"),
+            ("gemini", "before-agent"),
+            ("gemini", "after-agent"),
+        ] {
+            lines.push(args(&["prove-it", "hook", "--agent", agent, name]));
+        }
+        for line in lines {
             let fast = hook_event(&line).expect("a hook event");
-            let Command::Hook { event } = Cli::try_parse_from(&line).expect("clap").command else {
+            let Command::Hook { agent, event } = Cli::try_parse_from(&line).expect("clap").command
+            else {
                 panic!("clap did not read a hook command");
             };
-            assert_eq!(format!("{fast:?}"), format!("{event:?}"));
+            assert_eq!(fast, (agent, event));
         }
         for other in [
             &["prove-it", "hook"][..],
             &["prove-it", "hook", "Stop"],
             &["prove-it", "hook", "stop", "extra"],
+            &["prove-it", "hook", "--agent", "nobody", "stop"],
             &["prove-it", "hook", "--help"],
             &["prove-it", "doctor", "stop"],
         ] {

@@ -17,8 +17,8 @@ fn main() -> ExitCode {
     unsafe { settings::scrub_repository_vars() };
     let cli = cli::parse();
     let result = match cli.command {
-        cli::Command::Hook { event } => {
-            commands::hook::execute(event.into()).map(|()| ExitCode::SUCCESS)
+        cli::Command::Hook { agent, event } => {
+            commands::hook::execute(agent, event).map(|()| ExitCode::SUCCESS)
         }
         cli::Command::Init { dir } => commands::init::execute(&dir).map(|()| ExitCode::SUCCESS),
         cli::Command::Doctor { dir } => commands::doctor::execute(&dir),
@@ -30,7 +30,7 @@ fn main() -> ExitCode {
         }
         cli::Command::Policy(cli::PolicyCommand::Check { file }) => commands::policy::check(&file),
         cli::Command::Policy(cli::PolicyCommand::Run { file, event, claim }) => {
-            commands::policy::run(&file, event.into(), &claim, std::path::Path::new("."))
+            commands::policy::run(&file, event, &claim, std::path::Path::new("."))
         }
     };
     match result {

@@ -94,7 +94,8 @@ fn event(kind: EventKind) -> Event {
     Event {
         kind,
         source: Some("startup".into()),
-        stop_hook_active: false,
+        turn: None,
+        may_be_retry: false,
         claim: Some("All tests pass.".into()),
         repo: "/repo".into(),
         settings: Settings::default(),
@@ -104,7 +105,7 @@ fn event(kind: EventKind) -> Event {
 
 fn stop(active: bool) -> Event {
     Event {
-        stop_hook_active: active,
+        may_be_retry: active,
         ..event(EventKind::Stop)
     }
 }
@@ -167,7 +168,7 @@ fn passing_verify_opens_and_is_remembered() {
 }
 
 #[test]
-fn trap1_blocks_max_times_then_yields_loudly_despite_stop_hook_active() {
+fn trap1_blocks_max_times_then_yields_loudly_despite_the_retry_flag() {
     let mut host = started();
     host.fingerprint = "bbbb".into();
     for attempt in 1..=3 {
@@ -184,19 +185,45 @@ fn trap1_blocks_max_times_then_yields_loudly_despite_stop_hook_active() {
     let msg = d.message.expect("a yield is never silent");
     assert!(msg.contains("without passing verification"), "{msg}");
     // A new prompt resets the count: the next turn is gated again.
-    decide(&event(EventKind::UserPromptSubmit), &mut host);
+    decide(&event(EventKind::TurnStart), &mut host);
     assert_eq!(host.session().attempts, 0);
     assert_eq!(decide(&stop(false), &mut host).action, Action::Block);
 }
 
+/// Gemini CLI's trap: its retry flag is false again after a retry that
+/// used a tool. Only a new turn resets the count, so the cap holds.
 #[test]
-fn stop_hook_inactive_resets_the_count() {
+fn a_cleared_retry_flag_does_not_reset_the_count() {
     let mut host = started();
     host.fingerprint = "bbbb".into();
-    decide(&stop(false), &mut host);
-    decide(&stop(true), &mut host);
+    for attempt in 1..=3 {
+        let d = decide(&stop(false), &mut host);
+        assert!(
+            d.reason
+                .expect("a block")
+                .contains(&format!("attempt {attempt} of 3"))
+        );
+    }
     let d = decide(&stop(false), &mut host);
-    assert!(d.reason.expect("reason").contains("attempt 1 of 3"));
+    assert_eq!(d.verdict, Some(Verdict::Yielded));
+}
+
+/// Codex CLI names its turns: a stop in another turn starts counting anew,
+/// even when no turn start reached the gate.
+#[test]
+fn a_stop_in_a_new_turn_counts_from_one() {
+    let mut host = started();
+    host.fingerprint = "bbbb".into();
+    let in_turn = |turn: &str| Event {
+        turn: Some(turn.into()),
+        ..stop(false)
+    };
+    for _ in 0..3 {
+        assert_eq!(decide(&in_turn("t1"), &mut host).action, Action::Block);
+    }
+    assert_eq!(decide(&in_turn("t1"), &mut host).action, Action::Allow);
+    let d = decide(&in_turn("t2"), &mut host);
+    assert!(d.reason.expect("a block").contains("attempt 1 of 3"));
 }
 
 #[test]
@@ -337,7 +364,7 @@ fn ledger_gets_one_row_per_caught_claim() {
     let mut ev = stop(false);
     ev.settings.ledger = true;
     decide(&ev, &mut host);
-    ev.stop_hook_active = true;
+    ev.may_be_retry = true;
     decide(&ev, &mut host);
     decide(&ev, &mut host);
     assert_eq!(host.ledger.len(), 1);

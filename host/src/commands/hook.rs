@@ -1,12 +1,12 @@
-//! `prove-it hook <event>`: read Claude Code's JSON, find the repositories
-//! the event covers, run the policy for each with the host's capabilities,
-//! print one answer.
+//! `prove-it hook [--agent HOST] <event>`: read the agent host's JSON, find
+//! the repositories the event covers, run the policy for each with the
+//! host's capabilities, print one answer in that host's format.
 //!
 //! Whatever happens (bad input, git failure, a policy trap, a panic) the
-//! process prints an answer and exits 0: Claude Code would let a stop through
-//! silently on any other code.
+//! process prints an answer and exits 0: every agent host lets a stop
+//! through, silently, on some other code.
 
-use crate::agent::claude_code::{self, Input};
+use crate::agent::{self, Agent, HookEvent, Input};
 use crate::capability::{Capabilities, git, state};
 use crate::runtime::RunOptions;
 use crate::selection::{self, Policy};
@@ -18,18 +18,18 @@ use std::io::{Read, Write};
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::path::{Path, PathBuf};
 
-/// Largest hook input read; Claude Code's are a few KiB.
+/// Largest hook input read; the hosts' are a few KiB.
 const STDIN_BYTES: u64 = 16 << 20;
 
-pub fn execute(kind: EventKind) -> Result<()> {
-    let answer = match catch_unwind(AssertUnwindSafe(|| handle(kind))) {
+pub fn execute(agent: Agent, event: HookEvent) -> Result<()> {
+    let adapter = agent.adapter();
+    let answer = match catch_unwind(AssertUnwindSafe(|| handle(agent, event))) {
         Ok(Ok(None)) => None,
-        Ok(Ok(Some(decision))) => claude_code::answer(kind, &decision),
-        Ok(Err(error)) => Some(claude_code::error_answer(kind, &format!("{error:#}"))),
-        Err(panic) => Some(claude_code::error_answer(
-            kind,
-            &format!("internal error: {}", panic_text(&*panic)),
-        )),
+        Ok(Ok(Some(decision))) => adapter.answer(event, &decision),
+        Ok(Err(error)) => Some(adapter.error_answer(event, &format!("{error:#}"))),
+        Err(panic) => {
+            Some(adapter.error_answer(event, &format!("internal error: {}", panic_text(&*panic))))
+        }
     };
     if let Some(answer) = answer {
         let mut stdout = std::io::stdout().lock();
@@ -39,13 +39,15 @@ pub fn execute(kind: EventKind) -> Result<()> {
 }
 
 /// `Ok(None)`: nothing to say (no repository is covered).
-fn handle(kind: EventKind) -> Result<Option<Decision>> {
+fn handle(agent: Agent, event: HookEvent) -> Result<Option<Decision>> {
+    agent::check_event(agent, event)?;
+    let (adapter, kind) = (agent.adapter(), event.kind());
     let mut stdin = Vec::new();
     std::io::stdin()
         .take(STDIN_BYTES)
         .read_to_end(&mut stdin)
         .context("cannot read the hook input")?;
-    let input = claude_code::parse(kind, &stdin)?;
+    let input = adapter.parse(event, &stdin)?;
     let cwd = match input.cwd.clone().filter(|p| !p.as_os_str().is_empty()) {
         Some(cwd) => cwd,
         None => std::env::current_dir()
@@ -68,19 +70,25 @@ fn handle(kind: EventKind) -> Result<Option<Decision>> {
         let said: Vec<String> = installed.into_iter().chain(unsearched).collect();
         return Ok((!said.is_empty()).then(|| Decision::allow_with(said.join("\n"))));
     }
+    if kind == EventKind::TurnStart
+        && adapter.block_restarts_turn()
+        && is_block_reason(&roots, &input, &loaded)
+    {
+        // The agent sent back by the gate's own block: the same turn.
+        return Ok(None);
+    }
     loaded.notes.extend(installed);
     loaded.notes.extend(unsearched);
     let mut parts = Vec::with_capacity(roots.len());
-    for root in roots {
+    for root in &roots {
+        let root = root.clone();
         // One repository's failure (even a panic) must not cost the others
         // their verdict: each ends in its own decision.
         let decision = match catch_unwind(AssertUnwindSafe(|| gate(kind, &input, &root, &loaded))) {
             Ok(Ok(decision)) => decision,
-            Ok(Err(error)) => {
-                Decision::allow_with(claude_code::error_text(kind, &format!("{error:#}")))
-                    .with_verdict(Verdict::GateError)
-            }
-            Err(panic) => Decision::allow_with(claude_code::error_text(
+            Ok(Err(error)) => Decision::allow_with(agent::error_text(kind, &format!("{error:#}")))
+                .with_verdict(Verdict::GateError),
+            Err(panic) => Decision::allow_with(agent::error_text(
                 kind,
                 &format!("internal error: {}", panic_text(&*panic)),
             ))
@@ -94,7 +102,72 @@ fn handle(kind: EventKind) -> Result<Option<Decision>> {
         parts.push((root, decision));
     }
     // The host shows its own notes: no policy can hide them.
-    Ok(Some(combine(parts).with_notes(&loaded.notes)))
+    let decision = combine(parts).with_notes(&loaded.notes);
+    if kind == EventKind::Stop && adapter.block_restarts_turn() && decision.action == Action::Block
+    {
+        return Ok(Some(note_block_reason(
+            agent, event, &roots, &input, &loaded, decision,
+        )));
+    }
+    Ok(Some(decision))
+}
+
+/// The key under which a block's reason is remembered: only its hash.
+fn reason_key(text: &str) -> String {
+    blake3::hash(text.trim().as_bytes()).to_hex().to_string()
+}
+
+fn block_file(root: &Path, input: &Input, loaded: &Loaded) -> PathBuf {
+    let dirs = loaded.dirs.outside(root, &mut Vec::new());
+    state::session_file(&dirs.state, root, &input.session_id, "block")
+}
+
+/// Whether a turn start's prompt is the reason of this session's last
+/// block, as the host was given it.
+fn is_block_reason(roots: &[PathBuf], input: &Input, loaded: &Loaded) -> bool {
+    let Some(prompt) = &input.prompt else {
+        return false;
+    };
+    let key = reason_key(prompt);
+    roots.iter().any(|root| {
+        std::fs::read_to_string(block_file(root, input, loaded)).is_ok_and(|saved| saved == key)
+    })
+}
+
+/// Remembers the reason of a block the host will send back as a turn
+/// start (see [`agent::Adapter::block_restarts_turn`]). When it cannot be
+/// remembered, the retry would count as a new turn and the cap could never
+/// be met: the stop is then let through, loudly, with the reason shown.
+fn note_block_reason(
+    agent: Agent,
+    event: HookEvent,
+    roots: &[PathBuf],
+    input: &Input,
+    loaded: &Loaded,
+    decision: Decision,
+) -> Decision {
+    let answered = agent.adapter().answer(event, &decision);
+    let reason = answered
+        .as_ref()
+        .and_then(|a| a["reason"].as_str())
+        .unwrap_or_default();
+    let key = reason_key(reason);
+    let failed = roots.iter().find_map(|root| {
+        let file = block_file(root, input, loaded);
+        file.parent()
+            .map_or(Ok(()), crate::fs::private_dir)
+            .and_then(|()| crate::fs::write_atomic(&file, key.as_bytes()))
+            .err()
+            .map(|e| format!("cannot write `{}`: {e:#}", file.display()))
+    });
+    match failed {
+        None => decision,
+        Some(why) => Decision::allow_with(format!(
+            "{}\nprove-it: the gate could not remember this block ({why}), so it cannot tell the retry from a new turn and does not block: this turn ended UNVERIFIED. Run `prove-it doctor` to see why.",
+            decision.reason.unwrap_or_default()
+        ))
+        .with_verdict(Verdict::Yielded),
+    }
 }
 
 /// Keeps a stop's verdict for `prove-it status`. A verdict that cannot be
@@ -173,7 +246,8 @@ fn gate(kind: EventKind, input: &Input, root: &Path, loaded: &Loaded) -> Result<
     let event = Event {
         kind,
         source: input.source.clone(),
-        stop_hook_active: input.stop_hook_active,
+        turn: input.turn.clone(),
+        may_be_retry: input.may_be_retry,
         claim: input.claim.clone(),
         repo: root.display().to_string(),
         settings: loaded.settings.clone(),

@@ -1,12 +1,12 @@
 //! `prove-it policy new|check|run`: for people writing their own policy.
 
 use super::hook::Run;
-use crate::agent::claude_code;
+use crate::agent::{Agent, HookEvent};
 use crate::capability::git;
 use crate::selection::{self, Policy};
 use crate::settings;
 use anyhow::{Context, Result, bail};
-use prove_it_gate::abi::{ABI_VERSION, Event, EventKind};
+use prove_it_gate::abi::{ABI_VERSION, Event};
 use std::path::Path;
 use std::process::ExitCode;
 
@@ -38,8 +38,9 @@ pub fn check(file: &str) -> Result<ExitCode> {
 }
 
 /// `policy run FILE`: one event on the repository here, with throwaway
-/// state, printing the decision and Claude Code's answer.
-pub fn run(file: &str, kind: EventKind, claim: &str, dir: &Path) -> Result<ExitCode> {
+/// state, printing the decision and each agent host's answer.
+pub fn run(file: &str, hook_event: HookEvent, claim: &str, dir: &Path) -> Result<ExitCode> {
+    let kind = hook_event.kind();
     let policy = load(file)?;
     let root = git::discover(dir)
         .with_context(|| format!("`{}` is not inside a git repository", dir.display()))?;
@@ -52,7 +53,8 @@ pub fn run(file: &str, kind: EventKind, claim: &str, dir: &Path) -> Result<ExitC
     let event = Event {
         kind,
         source: Some("startup".into()),
-        stop_hook_active: false,
+        turn: None,
+        may_be_retry: false,
         claim: Some(claim.to_string()),
         repo: root.display().to_string(),
         settings: loaded.settings.clone(),
@@ -74,9 +76,16 @@ pub fn run(file: &str, kind: EventKind, claim: &str, dir: &Path) -> Result<ExitC
         "decision: {}",
         serde_json::to_string_pretty(&decision).context("cannot show the decision")?
     );
-    match claude_code::answer(kind, &decision) {
-        Some(answer) => println!("Claude Code would receive: {answer}"),
-        None => println!("Claude Code would receive: nothing (a quiet allow)"),
+    for agent in Agent::ALL {
+        let adapter = agent.adapter();
+        // The same event as each host names it (a Stop is Gemini's AfterAgent).
+        let Some(event) = adapter.events().iter().find(|e| e.kind() == kind) else {
+            continue;
+        };
+        match adapter.answer(*event, &decision) {
+            Some(answer) => println!("{} would receive: {answer}", adapter.title()),
+            None => println!("{} would receive: nothing (a quiet allow)", adapter.title()),
+        }
     }
     Ok(ExitCode::SUCCESS)
 }

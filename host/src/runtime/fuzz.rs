@@ -7,8 +7,8 @@
 use super::run;
 use proptest::prelude::*;
 use prove_it_gate::abi::{
-    EventKind, Fingerprint, Host, LedgerEntry, Reply, SessionRead, SessionWrite, Settings,
-    TreeState, VerifyFacts, VerifyOutcome, VerifyRun, import, pack,
+    ABI_VERSION, EventKind, Fingerprint, Host, LedgerEntry, Reply, SessionRead, SessionWrite,
+    Settings, TreeState, VerifyFacts, VerifyOutcome, VerifyRun, import, pack,
 };
 use std::borrow::Cow;
 
@@ -109,7 +109,7 @@ impl Hostile {
 {imports}
   (memory (export "memory") {pages})
   (data (i32.const 0) "{data}")
-  (func (export "prove_it_abi_version") (result i32) i32.const 1)
+  (func (export "prove_it_abi_version") (result i32) i32.const {ABI_VERSION})
   (func (export "prove_it_alloc") (param i32) (result i32) i32.const {alloc})
   (func (export "prove_it_decide") (param i32 i32) (result i64)
     {calls}
@@ -188,7 +188,8 @@ fn event() -> prove_it_gate::abi::Event {
     prove_it_gate::abi::Event {
         kind: EventKind::Stop,
         source: None,
-        stop_hook_active: false,
+        turn: None,
+        may_be_retry: false,
         claim: Some("done".into()),
         repo: "/r".into(),
         settings: Settings::default(),
