@@ -6,12 +6,13 @@
 #                        (the policy as the wasm32-wasip1 module it ships as,
 #                        then the host and every test); every test that needs
 #                        no network and no agent CLI; whitespace.
-#   ./verify.sh --full   the same, plus the slow suite: real Claude Code
-#                        sessions (the plugin downloading its host among
-#                        them), the release archives run here (aarch64 under
-#                        qemu-user), a fresh `policy new` crate build, the
-#                        soak. It installs the pinned Claude Code CLI (npm)
-#                        and the release tools (release/tools.sh), and builds
+#   ./verify.sh --full   the same, plus the slow suite: real Claude Code,
+#                        Codex CLI and Gemini CLI sessions (the plugin
+#                        downloading its host among them), the release
+#                        archives run here (aarch64 under qemu-user), a
+#                        fresh `policy new` crate build, the soak. It
+#                        installs the pinned agent CLIs (npm) and the
+#                        release tools (release/tools.sh), and builds
 #                        the Linux release archives into
 #                        target/release-archives unless PROVE_IT_RELEASE_DIR
 #                        names a folder that has them. CI runs this (.ci/run).
@@ -25,7 +26,7 @@ full=false
 case "${1:-}" in
   "") ;;
   --full) full=true ;;
-  -h | --help) sed -n '2,20p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+  -h | --help) sed -n '2,21p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
   *) printf 'verify.sh: unknown argument `%s`: use --full, or nothing (--help says more)\n' "$1" >&2; exit 2 ;;
 esac
 
@@ -67,6 +68,7 @@ if $full; then
   fi
   step "tests (all, the slow suite too)"
   tests/install-claude-code.sh
+  tests/install-agent-clis.sh
   which=(--include-ignored)
 else
   step "tests (fast; ./verify.sh --full adds the slow suite)"

@@ -1,5 +1,6 @@
 //! Integration tests: real git repositories, the real `prove-it` binary.
 
+mod agent_hosts;
 mod claude;
 mod contract;
 mod download;

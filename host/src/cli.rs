@@ -74,6 +74,26 @@ pub enum Command {
         #[arg(default_value = ".")]
         dir: PathBuf,
     },
+    /// Gate Codex CLI or Gemini CLI in this repository: wire its hooks.
+    ///
+    /// Writes the gate's hooks into the repository's own hook file
+    /// (`.codex/hooks.json`, `.gemini/settings.json`), or with `--user` into
+    /// yours (`~/.codex/hooks.json`, `~/.gemini/settings.json`), keeping every
+    /// other hook there. For Codex it also records the hooks as trusted in
+    /// `~/.codex/config.toml` (Codex skips untrusted hooks without a word),
+    /// and the repository as trusted when the hooks are the repository's.
+    /// Claude Code needs no setup: its plugin carries its hooks.
+    Setup {
+        /// The agent host to wire.
+        #[arg(value_enum)]
+        agent: SetupAgent,
+        /// A folder inside the repository.
+        #[arg(default_value = ".")]
+        dir: PathBuf,
+        /// Wire it for every repository you open, in your own config.
+        #[arg(long)]
+        user: bool,
+    },
     /// Write, check and try policy modules.
     #[command(subcommand)]
     Policy(PolicyCommand),
@@ -109,6 +129,24 @@ pub enum Command {
         #[arg(long)]
         json: bool,
     },
+}
+
+/// The hosts `prove-it setup` wires.
+#[derive(Debug, Clone, Copy, ValueEnum)]
+pub enum SetupAgent {
+    /// Codex CLI.
+    Codex,
+    /// Gemini CLI.
+    Gemini,
+}
+
+impl From<SetupAgent> for Agent {
+    fn from(agent: SetupAgent) -> Agent {
+        match agent {
+            SetupAgent::Codex => Agent::Codex,
+            SetupAgent::Gemini => Agent::Gemini,
+        }
+    }
 }
 
 #[derive(Debug, Subcommand)]

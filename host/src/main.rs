@@ -21,6 +21,9 @@ fn main() -> ExitCode {
             commands::hook::execute(agent, event).map(|()| ExitCode::SUCCESS)
         }
         cli::Command::Init { dir } => commands::init::execute(&dir).map(|()| ExitCode::SUCCESS),
+        cli::Command::Setup { agent, dir, user } => {
+            commands::setup::execute(agent.into(), &dir, user)
+        }
         cli::Command::Doctor { dir } => commands::doctor::execute(&dir),
         cli::Command::Status { dir, session, json } => {
             commands::status::execute(&dir, session.as_deref(), json)

@@ -31,6 +31,11 @@ pub struct Loaded {
     /// Claude Code's configuration directory: `CLAUDE_CONFIG_DIR`, else
     /// `~/.claude` (for `doctor`, which looks for the installed plugin).
     pub claude_dir: Option<PathBuf>,
+    /// Codex CLI's configuration directory: `CODEX_HOME`, else `~/.codex`
+    /// (for `setup` and `doctor`).
+    pub codex_dir: Option<PathBuf>,
+    /// Gemini CLI's configuration directory: `~/.gemini`.
+    pub gemini_dir: Option<PathBuf>,
     pub notes: Vec<String>,
 }
 
@@ -65,6 +70,12 @@ pub fn from_lookup(lookup: impl Fn(&str) -> Option<OsString>) -> Loaded {
         .filter(|v| !v.is_empty())
         .map(PathBuf::from)
         .or_else(|| lookup("HOME").map(|home| PathBuf::from(home).join(".claude")));
+    let home = lookup("HOME").filter(|v| !v.is_empty()).map(PathBuf::from);
+    let codex_dir = lookup("CODEX_HOME")
+        .filter(|v| !v.is_empty())
+        .map(PathBuf::from)
+        .or_else(|| home.as_ref().map(|home| home.join(".codex")));
+    let gemini_dir = home.map(|home| home.join(".gemini"));
     let skip = get("PROVE_IT_SKIP");
     let ledger = get("PROVE_IT_LEDGER");
     let max_blocks = get("PROVE_IT_MAX_BLOCKS");
@@ -96,6 +107,8 @@ pub fn from_lookup(lookup: impl Fn(&str) -> Option<OsString>) -> Loaded {
         bin_source,
         install_note,
         claude_dir,
+        codex_dir,
+        gemini_dir,
         notes,
     }
 }

@@ -301,19 +301,19 @@ mod tests {
             #![proptest_config(ProptestConfig::with_cases(512))]
 
             #[test]
-            fn any_well_typed_hook_input_parses_or_is_refused(bytes in typed_hook(), pair in 0usize..8) {
+            fn any_well_typed_hook_input_parses_or_is_refused(bytes in typed_hook(), pair in 0usize..9) {
                 check(pair, &bytes)?;
             }
 
             /// Any input is parsed or refused with a message; nothing panics,
             /// and a parsed session id is never empty.
             #[test]
-            fn any_bytes_parse_or_are_refused(bytes in proptest::collection::vec(any::<u8>(), 0..512), pair in 0usize..8) {
+            fn any_bytes_parse_or_are_refused(bytes in proptest::collection::vec(any::<u8>(), 0..512), pair in 0usize..9) {
                 check(pair, &bytes)?;
             }
 
             #[test]
-            fn any_hook_shaped_object_parses_or_is_refused(bytes in hook_like(), pair in 0usize..8) {
+            fn any_hook_shaped_object_parses_or_is_refused(bytes in hook_like(), pair in 0usize..9) {
                 check(pair, &bytes)?;
             }
 
@@ -324,7 +324,7 @@ mod tests {
                 reason in proptest::option::of(".{0,50}"),
                 message in proptest::option::of(".{0,50}"),
                 repeat in 1usize..400,
-                pair in 0usize..8,
+                pair in 0usize..9,
                 yielded in any::<bool>(),
             ) {
                 let decision = Decision {

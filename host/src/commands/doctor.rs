@@ -2,6 +2,8 @@
 //! and if not, why and what to run. Exits non-zero when the gate would not
 //! protect the repository.
 
+use super::setup;
+use crate::agent::Agent;
 use crate::capability::{git, ledger, verify};
 use crate::settings::Loaded;
 use crate::{selection, settings};
@@ -47,6 +49,35 @@ impl Report {
             .filter(|(m, _, _)| *m == Mark::Fail)
             .map(|(_, w, _)| *w)
             .collect()
+    }
+}
+
+/// One row per agent host that `prove-it setup` wires: whether the gate is
+/// wired here (or in the person's config), and if so whether the host
+/// would really run it. Wiring that would not run fails: the person meant
+/// that host to be gated, and it would not be.
+fn agent_rows(report: &mut Report, root: &Path, loaded: &Loaded) {
+    for (agent, what) in [(Agent::Codex, "codex"), (Agent::Gemini, "gemini")] {
+        let wiring = setup::check(agent, root, loaded);
+        match (wiring.file, wiring.problem) {
+            (None, _) => report.row(
+                Mark::Info,
+                what,
+                format!(
+                    "not set up: run `prove-it setup {}` to gate {} here",
+                    agent.name(),
+                    agent.adapter().title()
+                ),
+            ),
+            (Some(file), None) => {
+                report.row(Mark::Ok, what, format!("wired in `{}`", file.display()))
+            }
+            (Some(file), Some(problem)) => report.row(
+                Mark::Fail,
+                what,
+                format!("wired in `{}`, but {problem}", file.display()),
+            ),
+        }
     }
 }
 
@@ -98,6 +129,9 @@ pub fn execute(dir: &Path) -> Result<ExitCode> {
         format!("prove-it {} at {exe}: {source}", settings::HOST_VERSION),
     );
     plugin_row(&mut report, &loaded);
+    if let Some(root) = git::discover(&dir) {
+        agent_rows(&mut report, &root, &loaded);
+    }
     policy_row(&mut report, &dir, &loaded);
 
     let s = &loaded.settings;

@@ -4,4 +4,5 @@ pub mod doctor;
 pub mod hook;
 pub mod init;
 pub mod policy;
+pub mod setup;
 pub mod status;

@@ -1,0 +1,617 @@
+//! Codex CLI and Gemini CLI, driven for real: the pinned CLIs
+//! (`tests/install-agent-clis.sh`), wired by `prove-it setup`, run headless
+//! against a scripted model on loopback that speaks each one's wire format.
+//! Every assertion reads what the host itself reported (Codex's hook status
+//! lines, Gemini's stream-json and stderr), what the model was sent, and the
+//! gate's own record (`prove-it status`).
+
+use crate::claude::Step;
+use crate::util::{BIN, Repo, Sandbox, prove_it};
+use serde_json::{Value, json};
+use std::io::{BufReader, Write};
+use std::net::{TcpListener, TcpStream};
+use std::path::PathBuf;
+use std::process::Command;
+use std::sync::{Arc, Mutex};
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Host {
+    Codex,
+    Gemini,
+}
+
+impl Host {
+    fn name(self) -> &'static str {
+        match self {
+            Host::Codex => "codex",
+            Host::Gemini => "gemini",
+        }
+    }
+
+    /// The pinned CLI, where `tests/install-agent-clis.sh` puts it.
+    fn bin(self) -> PathBuf {
+        let path = prove_it_test_support::workspace().join(match self {
+            Host::Codex => "target/codex-cli/node_modules/.bin/codex",
+            Host::Gemini => "target/gemini-cli/node_modules/.bin/gemini",
+        });
+        assert!(
+            path.exists(),
+            "{} is not installed at {}: run `tests/install-agent-clis.sh` (./verify.sh --full does)",
+            self.name(),
+            path.display()
+        );
+        path
+    }
+}
+
+/// A model on 127.0.0.1 that answers each agent turn from a script, in the
+/// wire format of `host`: OpenAI Responses (Codex) or Gemini's
+/// streamGenerateContent.
+pub struct Model {
+    pub url: String,
+    requests: Arc<Mutex<Vec<Value>>>,
+}
+
+impl Model {
+    pub fn start(host: Host, script: Vec<Step>) -> Self {
+        let listener = TcpListener::bind("127.0.0.1:0").expect("bind loopback");
+        let url = format!("http://{}", listener.local_addr().expect("addr"));
+        let requests = Arc::new(Mutex::new(Vec::new()));
+        let script = Arc::new(Mutex::new(script.into_iter()));
+        let seen = Arc::clone(&requests);
+        std::thread::spawn(move || {
+            for stream in listener.incoming().flatten() {
+                let (seen, script) = (Arc::clone(&seen), Arc::clone(&script));
+                std::thread::spawn(move || serve(host, stream, &seen, &script));
+            }
+        });
+        Model { url, requests }
+    }
+
+    /// Everything the agent was sent, as one text (block reasons included).
+    pub fn told(&self) -> String {
+        self.requests
+            .lock()
+            .expect("lock")
+            .iter()
+            .map(Value::to_string)
+            .collect::<Vec<_>>()
+            .join("\n")
+    }
+}
+
+type Script = Mutex<std::vec::IntoIter<Step>>;
+
+fn serve(host: Host, stream: TcpStream, seen: &Mutex<Vec<Value>>, script: &Script) {
+    let mut reader = BufReader::new(stream.try_clone().expect("clone"));
+    let mut writer = stream;
+    while let Some((line, body)) = crate::claude::read_request(&mut reader) {
+        let path = line
+            .split_whitespace()
+            .nth(1)
+            .unwrap_or_default()
+            .to_string();
+        let (kind, bytes) = answer(host, &path, &body, seen, script);
+        let head = format!(
+            "HTTP/1.1 {}\r\ncontent-type: {kind}\r\ncontent-length: {}\r\n\r\n",
+            if bytes.is_empty() {
+                "404 Not Found"
+            } else {
+                "200 OK"
+            },
+            bytes.len()
+        );
+        if writer
+            .write_all(head.as_bytes())
+            .and_then(|()| writer.write_all(&bytes))
+            .is_err()
+        {
+            return;
+        }
+    }
+}
+
+fn next(body: &[u8], seen: &Mutex<Vec<Value>>, script: &Script) -> (Step, usize) {
+    let mut seen = seen.lock().expect("lock");
+    seen.push(serde_json::from_slice(body).unwrap_or(Value::Null));
+    let step = script
+        .lock()
+        .expect("lock")
+        .next()
+        .unwrap_or(Step::Say("Done."));
+    (step, seen.len())
+}
+
+/// The content type and body for one request (empty body: 404).
+fn answer(
+    host: Host,
+    path: &str,
+    body: &[u8],
+    seen: &Mutex<Vec<Value>>,
+    script: &Script,
+) -> (&'static str, Vec<u8>) {
+    let mut sse = String::new();
+    match host {
+        Host::Codex if path.ends_with("/responses") => {
+            let (step, n) = next(body, seen, script);
+            let mut event =
+                |name: &str, data: Value| sse.push_str(&format!("event: {name}\ndata: {data}\n\n"));
+            event(
+                "response.created",
+                json!({"type": "response.created", "response": {"id": format!("resp_{n}")}}),
+            );
+            let item = match step {
+                Step::Bash(cmd) => json!({"type": "function_call", "id": format!("fc_{n}"),
+                    "call_id": format!("call_{n}"), "name": "exec_command",
+                    "arguments": json!({"cmd": cmd}).to_string()}),
+                Step::Say(text) => {
+                    json!({"type": "message", "role": "assistant", "id": format!("msg_{n}"),
+                    "content": [{"type": "output_text", "text": text}]})
+                }
+            };
+            event(
+                "response.output_item.done",
+                json!({"type": "response.output_item.done", "output_index": 0, "item": item}),
+            );
+            event(
+                "response.completed",
+                json!({"type": "response.completed", "response": {"id": format!("resp_{n}"),
+                    "usage": {"input_tokens": 1, "input_tokens_details": null, "output_tokens": 1,
+                        "output_tokens_details": null, "total_tokens": 2}}}),
+            );
+        }
+        Host::Gemini if path.contains(":streamGenerateContent") => {
+            let (step, _) = next(body, seen, script);
+            let part = match step {
+                Step::Bash(cmd) => {
+                    json!({"functionCall": {"name": "run_shell_command", "args": {"command": cmd}}})
+                }
+                Step::Say(text) => json!({"text": text}),
+            };
+            let chunk = json!({"candidates": [{"content": {"role": "model", "parts": [part]},
+                "finishReason": "STOP", "index": 0}],
+                "usageMetadata": {"promptTokenCount": 1, "candidatesTokenCount": 1, "totalTokenCount": 2}});
+            sse.push_str(&format!("data: {chunk}\n\n"));
+        }
+        // Gemini's model router asks, unstreamed, how hard the prompt is.
+        Host::Gemini if path.contains(":generateContent") => {
+            let text = json!({"complexity_reasoning": "scripted", "complexity_score": 1});
+            let reply = json!({"candidates": [{"content": {"role": "model",
+                "parts": [{"text": text.to_string()}]}, "finishReason": "STOP", "index": 0}]});
+            return ("application/json", reply.to_string().into_bytes());
+        }
+        _ => return ("text/plain", Vec::new()),
+    }
+    ("text/event-stream", sse.into_bytes())
+}
+
+/// One CLI's home (config, sessions), a repository wired by `prove-it
+/// setup`, and the model it talks to.
+pub struct Agent {
+    pub host: Host,
+    pub sb: Sandbox,
+    pub repo: Repo,
+    pub model: Model,
+}
+
+/// What one headless run left.
+pub struct Run {
+    pub host: Host,
+    pub stdout: String,
+    pub stderr: String,
+}
+
+impl Agent {
+    /// A repository whose `verify.sh` fails while `broken` exists, wired for
+    /// `host` with `prove-it setup`, and a model playing `script`.
+    pub fn new(host: Host, script: Vec<Step>) -> Self {
+        let mut sb = Sandbox::new();
+        sb.set(
+            "CODEX_HOME",
+            &sb.tmp.path().join("home/.codex").display().to_string(),
+        );
+        let repo = sb.repo("r");
+        repo.arm_counting();
+        let model = Model::start(host, script);
+        let agent = Agent {
+            host,
+            sb,
+            repo,
+            model,
+        };
+        agent.configure();
+        let out = prove_it(&agent.repo.root, &agent.sb.env, &["setup", host.name()])
+            .output()
+            .expect("setup runs");
+        assert!(
+            out.status.success(),
+            "prove-it setup {}: {}",
+            host.name(),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        agent
+    }
+
+    fn home(&self) -> PathBuf {
+        self.sb.tmp.path().join("home")
+    }
+
+    /// The CLI's own config: the scripted model as its provider, no telemetry.
+    fn configure(&self) {
+        match self.host {
+            Host::Codex => {
+                let dir = self.home().join(".codex");
+                std::fs::create_dir_all(&dir).expect("codex home");
+                let config = format!(
+                    r#"model = "scripted"
+model_provider = "scripted"
+approval_policy = "never"
+
+[model_providers.scripted]
+name = "scripted"
+base_url = "{}/v1"
+env_key = "SCRIPTED_KEY"
+wire_api = "responses"
+request_max_retries = 0
+stream_max_retries = 0
+"#,
+                    self.model.url
+                );
+                std::fs::write(dir.join("config.toml"), config).expect("config");
+            }
+            Host::Gemini => {
+                let dir = self.home().join(".gemini");
+                std::fs::create_dir_all(&dir).expect("gemini home");
+                let settings = json!({"security": {"auth": {"selectedType": "gemini-api-key"}},
+                    "telemetry": {"enabled": false}, "privacy": {"usageStatisticsEnabled": false}});
+                std::fs::write(dir.join("settings.json"), settings.to_string()).expect("settings");
+            }
+        }
+    }
+
+    /// One headless turn: `prompt` in a new session, or in the last one
+    /// (`resume`). `env` adds settings for the gate.
+    pub fn run(&self, prompt: &str, resume: bool, env: &[(&str, &str)]) -> Run {
+        // Neither CLI caps blocks: a gate that never yields would loop
+        // until killed, so a run that outlives this fails the test.
+        let mut cmd = Command::new("timeout");
+        cmd.args(["--kill-after=5", "120"]).arg(self.host.bin());
+        cmd.env_clear()
+            .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+            .envs(&self.sb.env)
+            .envs(env.iter().copied())
+            .current_dir(&self.repo.root)
+            .stdin(std::process::Stdio::null());
+        crate::util::git_env(&mut cmd);
+        match self.host {
+            Host::Codex => {
+                cmd.env("SCRIPTED_KEY", "scripted")
+                    .args(["exec", "--dangerously-bypass-approvals-and-sandbox"]);
+                if resume {
+                    cmd.args(["resume", "--last"]);
+                }
+                cmd.arg(prompt);
+            }
+            Host::Gemini => {
+                cmd.env("GEMINI_API_KEY", "scripted")
+                    .env("GOOGLE_GEMINI_BASE_URL", &self.model.url)
+                    .env("GEMINI_CLI_TRUST_WORKSPACE", "true")
+                    .args(["--yolo", "-o", "stream-json"]);
+                if resume {
+                    cmd.args(["--resume", "latest"]);
+                }
+                cmd.args(["-p", prompt]);
+            }
+        }
+        let out = cmd.output().expect("the agent CLI runs");
+        let run = Run {
+            host: self.host,
+            stdout: String::from_utf8_lossy(&out.stdout).to_string(),
+            stderr: String::from_utf8_lossy(&out.stderr).to_string(),
+        };
+        assert_ne!(
+            out.status.code(),
+            Some(124),
+            "{:?} did not end within 120 s (an endless block loop?)\n{}",
+            self.host,
+            run.dump()
+        );
+        assert!(out.status.success(), "{}", run.dump());
+        run
+    }
+
+    /// The gate's own record: `prove-it status --json` in the repository.
+    pub fn verdict(&self) -> String {
+        let out = prove_it(&self.repo.root, &self.sb.env, &["status", "--json"])
+            .output()
+            .expect("status runs");
+        let record: Value = serde_json::from_slice(&out.stdout).unwrap_or(Value::Null);
+        record["verdict"].as_str().unwrap_or("none").to_string()
+    }
+}
+
+impl Run {
+    /// How many times the host reports the stop blocked.
+    pub fn blocks(&self) -> usize {
+        match self.host {
+            Host::Codex => self
+                .stop_statuses()
+                .iter()
+                .filter(|s| *s == "Blocked")
+                .count(),
+            Host::Gemini => self.gemini_blocks().len(),
+        }
+    }
+
+    /// Codex's status line for each Stop hook run ("Completed", "Blocked",
+    /// "Stopped", "Failed").
+    pub fn stop_statuses(&self) -> Vec<String> {
+        self.stderr
+            .lines()
+            .filter_map(|l| l.strip_prefix("hook: Stop "))
+            .map(|s| s.trim().to_string())
+            .collect()
+    }
+
+    /// Gemini's "Agent execution blocked: REASON" warnings in stream-json.
+    pub fn gemini_blocks(&self) -> Vec<String> {
+        self.stdout
+            .lines()
+            .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+            .filter(|e| e["type"] == "error")
+            .filter_map(|e| {
+                e["message"]
+                    .as_str()?
+                    .strip_prefix("Agent execution blocked: ")
+                    .map(str::to_string)
+            })
+            .collect()
+    }
+
+    /// What Gemini showed the person from the hooks' `systemMessage`s.
+    pub fn gemini_said(&self) -> String {
+        self.stderr
+            .lines()
+            .filter(|l| l.starts_with("Hook system message: "))
+            .collect::<Vec<_>>()
+            .join("\n")
+    }
+
+    pub fn dump(&self) -> String {
+        format!("stdout:\n{}\nstderr:\n{}", self.stdout, self.stderr)
+    }
+}
+
+fn both(test: impl Fn(Host)) {
+    for host in [Host::Codex, Host::Gemini] {
+        test(host);
+    }
+}
+
+/// A false completion: caught, sent back with the failing line, fixed.
+#[test]
+#[ignore = "slow suite: the real Codex and Gemini CLIs (./verify.sh --full)"]
+fn a_false_completion_is_caught_and_fixed() {
+    both(|host| {
+        let agent = Agent::new(
+            host,
+            vec![
+                Step::Bash("echo oops > broken; echo work > feature.txt"),
+                Step::Say("All tests pass. Ready to merge."),
+                Step::Bash("rm broken"),
+                Step::Say("Fixed; verify.sh passes now."),
+            ],
+        );
+        let run = agent.run("make the change", false, &[]);
+        assert_eq!(run.blocks(), 1, "{host:?}: one block\n{}", run.dump());
+        let told = agent.model.told();
+        assert!(
+            told.contains("attempt 1 of 3") && told.contains("1 failed, 41 passed"),
+            "{host:?}: the model never saw the block"
+        );
+        assert!(!agent.repo.path("broken").exists());
+        match host {
+            Host::Codex => assert_eq!(run.stop_statuses(), ["Blocked", "Completed"]),
+            Host::Gemini => assert!(
+                run.gemini_said()
+                    .contains("prove-it: verified: ./verify.sh exit 0"),
+                "{}",
+                run.dump()
+            ),
+        }
+        assert_eq!(agent.verdict(), "verified", "{host:?}");
+    });
+}
+
+/// Work hidden in a commit is still the session's work.
+#[test]
+#[ignore = "slow suite: the real Codex and Gemini CLIs (./verify.sh --full)"]
+fn work_hidden_in_a_commit_is_caught() {
+    both(|host| {
+        let agent = Agent::new(
+            host,
+            vec![
+                Step::Bash("echo oops > broken && git add -A && git commit -qm wip"),
+                Step::Say("Committed. All tests pass."),
+                Step::Bash("git rm -q broken && git commit -qm fix"),
+                Step::Say("Fixed."),
+            ],
+        );
+        let run = agent.run("make the change", false, &[]);
+        assert_eq!(run.blocks(), 1, "{host:?}\n{}", run.dump());
+        assert!(agent.model.told().contains("1 failed, 41 passed"));
+        assert_eq!(agent.verdict(), "verified", "{host:?}");
+    });
+}
+
+/// A session that changes nothing is not checked at all.
+#[test]
+#[ignore = "slow suite: the real Codex and Gemini CLIs (./verify.sh --full)"]
+fn a_read_only_session_is_untouched() {
+    both(|host| {
+        let agent = Agent::new(
+            host,
+            vec![Step::Bash("ls"), Step::Say("Nothing to change.")],
+        );
+        let runs_before = agent.repo.runs();
+        let run = agent.run("look around", false, &[]);
+        assert_eq!(run.blocks(), 0, "{host:?}\n{}", run.dump());
+        assert_eq!(agent.repo.runs(), runs_before, "{host:?}: verify.sh ran");
+        assert!(!agent.model.told().contains("prove-it"), "{host:?}");
+        assert_eq!(agent.verdict(), "unchanged", "{host:?}");
+    });
+}
+
+/// Deleting `verify.sh` does not open the gate.
+#[test]
+#[ignore = "slow suite: the real Codex and Gemini CLIs (./verify.sh --full)"]
+fn deleting_verify_sh_is_refused() {
+    both(|host| {
+        let agent = Agent::new(
+            host,
+            vec![
+                Step::Bash("rm verify.sh"),
+                Step::Say("Removed the flaky check. Done."),
+                Step::Bash("git checkout -- verify.sh"),
+                Step::Say("Restored it."),
+            ],
+        );
+        let run = agent.run("make it pass", false, &[]);
+        assert_eq!(run.blocks(), 1, "{host:?}\n{}", run.dump());
+        assert!(
+            agent
+                .model
+                .told()
+                .contains("`verify.sh` was deleted during this session"),
+            "{host:?}"
+        );
+        assert!(agent.repo.path("verify.sh").exists());
+    });
+}
+
+/// A stubborn agent is blocked exactly PROVE_IT_MAX_BLOCKS times in one
+/// turn (retries that use a tool included: Gemini's trap), then the turn
+/// ends with the loud warning; the next turn is gated again.
+#[test]
+#[ignore = "slow suite: the real Codex and Gemini CLIs (./verify.sh --full)"]
+fn a_stubborn_agent_meets_the_cap_then_the_next_turn_is_gated() {
+    both(|host| {
+        let mut script = vec![Step::Bash("echo oops > broken")];
+        for _ in 0..3 {
+            script.push(Step::Say("All tests pass."));
+            script.push(Step::Bash("echo still > notes.txt"));
+        }
+        script.push(Step::Say("All tests pass, really."));
+        // The next turn, in the same session.
+        script.push(Step::Say("Done again."));
+        script.push(Step::Bash("rm broken"));
+        script.push(Step::Say("Fixed."));
+        let agent = Agent::new(host, script);
+        let run = agent.run("make the change", false, &[("PROVE_IT_MAX_BLOCKS", "3")]);
+        assert_eq!(run.blocks(), 3, "{host:?}: exactly the cap\n{}", run.dump());
+        match host {
+            Host::Codex => assert_eq!(
+                run.stop_statuses(),
+                ["Blocked", "Blocked", "Blocked", "Stopped"],
+                "{}",
+                run.dump()
+            ),
+            Host::Gemini => assert!(
+                run.gemini_said()
+                    .contains("this turn ended without passing verification"),
+                "{}",
+                run.dump()
+            ),
+        }
+        assert_eq!(agent.verdict(), "yielded", "{host:?}");
+
+        let next = agent.run("try again", true, &[("PROVE_IT_MAX_BLOCKS", "3")]);
+        assert_eq!(next.blocks(), 1, "{host:?}: gated again\n{}", next.dump());
+        assert_eq!(agent.verdict(), "verified", "{host:?}");
+    });
+}
+
+/// PROVE_IT_SKIP=1 lets the turn end, and says so wherever the host shows
+/// hook output, and in the record.
+#[test]
+#[ignore = "slow suite: the real Codex and Gemini CLIs (./verify.sh --full)"]
+fn a_skip_is_visible() {
+    both(|host| {
+        let agent = Agent::new(
+            host,
+            vec![Step::Bash("echo oops > broken"), Step::Say("Done.")],
+        );
+        let run = agent.run("make the change", false, &[("PROVE_IT_SKIP", "1")]);
+        assert_eq!(run.blocks(), 0, "{host:?}\n{}", run.dump());
+        match host {
+            Host::Codex => assert_eq!(run.stop_statuses(), ["Stopped"], "{}", run.dump()),
+            Host::Gemini => assert!(
+                run.gemini_said().contains("skipped: PROVE_IT_SKIP=1"),
+                "{}",
+                run.dump()
+            ),
+        }
+        assert_eq!(agent.verdict(), "skipped", "{host:?}");
+    });
+}
+
+/// `prove-it setup` keeps the hooks already there, is idempotent, and
+/// `doctor` reads back whether each host would run the gate.
+#[test]
+fn setup_merges_and_doctor_reads_it_back() {
+    let mut sb = Sandbox::new();
+    let codex_home = sb.tmp.path().join("home/.codex");
+    sb.set("CODEX_HOME", &codex_home.display().to_string());
+    let repo = sb.repo("r");
+    repo.arm("exit 0");
+    let other =
+        json!({"hooks": {"Stop": [{"hooks": [{"type": "command", "command": "my-linter"}]}]}});
+    repo.write(".codex/hooks.json", &other.to_string());
+    let doctor = |sb: &Sandbox| {
+        let out = prove_it(&repo.root, &sb.env, &["doctor"])
+            .output()
+            .expect("doctor");
+        String::from_utf8_lossy(&out.stdout).to_string()
+    };
+    assert!(doctor(&sb).contains("not set up: run `prove-it setup codex`"));
+    for _ in 0..2 {
+        let out = prove_it(&repo.root, &sb.env, &["setup", "codex"])
+            .output()
+            .expect("setup");
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    let hooks: Value = serde_json::from_str(
+        &std::fs::read_to_string(repo.path(".codex/hooks.json")).expect("hooks"),
+    )
+    .expect("json");
+    let stops = hooks["hooks"]["Stop"].as_array().expect("stops");
+    assert_eq!(stops.len(), 2, "the other hook kept, ours once: {hooks}");
+    assert_eq!(stops[0]["hooks"][0]["command"], "my-linter");
+    let said = doctor(&sb);
+    assert!(said.contains("ok    codex"), "{said}");
+
+    // A hook Codex does not trust is skipped silently: doctor says so.
+    let config = codex_home.join("config.toml");
+    let text = std::fs::read_to_string(&config).expect("config");
+    std::fs::write(&config, text.replace("sha256:", "sha256:0")).expect("write");
+    let said = doctor(&sb);
+    assert!(
+        said.contains("FAIL  codex") && said.contains("does not trust"),
+        "{said}"
+    );
+
+    let out = prove_it(&repo.root, &sb.env, &["setup", "gemini"])
+        .output()
+        .expect("setup");
+    assert!(out.status.success());
+    let settings = std::fs::read_to_string(repo.path(".gemini/settings.json")).expect("settings");
+    assert!(
+        settings.contains(&format!("{BIN} hook --agent gemini after-agent")),
+        "{settings}"
+    );
+    assert!(doctor(&sb).contains("ok    gemini"));
+}
