@@ -113,11 +113,16 @@ mod tests {
 
     #[test]
     fn an_unproven_end_is_stopped_and_a_proven_one_is_not() {
-        let yielded = Decision::allow_with("gave up").with_verdict(Verdict::Yielded);
-        assert_eq!(
-            Codex.answer(HookEvent::Stop, &yielded).expect("said")["continue"],
-            false
-        );
+        for verdict in [Verdict::Yielded, Verdict::Skipped, Verdict::GateError] {
+            let unproven = Decision::allow_with("not proven").with_verdict(verdict);
+            assert_eq!(
+                Codex.answer(HookEvent::Stop, &unproven).expect("said")["continue"],
+                false,
+                "{verdict:?}"
+            );
+        }
+        let error = Codex.error_answer(HookEvent::Stop, "state dir unreadable");
+        assert_eq!(error["continue"], false);
         let verified = Decision::allow_with("verified").with_verdict(Verdict::Verified);
         let answer = Codex.answer(HookEvent::Stop, &verified).expect("said");
         assert_eq!(answer, json!({"systemMessage": "verified"}));
