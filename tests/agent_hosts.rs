@@ -555,6 +555,124 @@ fn a_skip_is_visible() {
     });
 }
 
+/// One hook of `agent` (`codex`, `gemini`) in `repo`, for session `s`.
+fn hook(repo: &Repo, agent: &str, event: &str, input: Value) -> crate::util::Outcome {
+    let mut input = input;
+    input["session_id"] = json!("s");
+    input["cwd"] = json!(repo.root);
+    crate::util::run_hook_with(
+        &repo.root,
+        &repo.env,
+        &["hook", "--agent", agent, event],
+        input.to_string().as_bytes(),
+    )
+}
+
+/// Gemini starts a new agent run after every block, with the reason as its
+/// prompt: that is the same turn. A prompt of the person's is a new one.
+#[test]
+fn gemini_counts_a_turn_across_its_restarts() {
+    let sb = Sandbox::new();
+    let repo = sb.repo("r");
+    repo.arm_counting();
+    hook(
+        &repo,
+        "gemini",
+        "session-start",
+        json!({"source": "startup"}),
+    );
+    hook(&repo, "gemini", "before-agent", json!({"prompt": "go"}));
+    repo.write("broken", "x");
+    let stop = || {
+        hook(
+            &repo,
+            "gemini",
+            "after-agent",
+            json!({"prompt": "go", "stop_hook_active": false}),
+        )
+    };
+    let first = stop();
+    first.assert_blocked_with("attempt 1 of 3");
+    hook(
+        &repo,
+        "gemini",
+        "before-agent",
+        json!({"prompt": first.reason()}),
+    )
+    .assert_quiet();
+    stop().assert_blocked_with("attempt 2 of 3");
+    hook(
+        &repo,
+        "gemini",
+        "before-agent",
+        json!({"prompt": "now fix it"}),
+    );
+    stop().assert_blocked_with("attempt 1 of 3");
+}
+
+/// Codex names its turns: a stop in a new turn counts from one even when
+/// its UserPromptSubmit never reached the gate.
+#[test]
+fn codex_counts_per_turn_id() {
+    let sb = Sandbox::new();
+    let repo = sb.repo("r");
+    repo.arm_counting();
+    hook(
+        &repo,
+        "codex",
+        "session-start",
+        json!({"source": "startup"}),
+    );
+    repo.write("broken", "x");
+    let stop = |turn: &str| {
+        hook(
+            &repo,
+            "codex",
+            "stop",
+            json!({"turn_id": turn, "stop_hook_active": true}),
+        )
+    };
+    stop("t1").assert_blocked_with("attempt 1 of 3");
+    stop("t1").assert_blocked_with("attempt 2 of 3");
+    stop("t2").assert_blocked_with("attempt 1 of 3");
+}
+
+/// When the gate cannot remember a Gemini block, the retry would look like
+/// a new turn and the cap would never be met: it lets the stop end, saying
+/// so, with the failure shown.
+#[test]
+fn gemini_without_a_remembered_block_yields_loudly() {
+    let sb = Sandbox::new();
+    let repo = sb.repo("r");
+    repo.arm_counting();
+    hook(
+        &repo,
+        "gemini",
+        "session-start",
+        json!({"source": "startup"}),
+    );
+    repo.write("broken", "x");
+    // A folder where the block's record would go.
+    let sessions = crate::util::files_under(&sb.state_dir())
+        .into_iter()
+        .find(|f| {
+            f.contains("/sessions/")
+                && f.rsplit('/')
+                    .next()
+                    .is_some_and(|n| n.matches('.').count() == 1)
+        })
+        .expect("the session's state");
+    let record = sb.state_dir().join(sessions.replace(".json", ".block"));
+    std::fs::create_dir_all(&record).expect("a folder in its place");
+    let out = hook(&repo, "gemini", "after-agent", json!({"prompt": "go"}));
+    assert!(!out.blocked(), "{out}");
+    let said = out.message();
+    assert!(
+        said.contains("1 failed, 41 passed") && said.contains("could not remember this block"),
+        "{said}"
+    );
+}
+
 /// `prove-it setup` keeps the hooks already there, is idempotent, and
 /// `doctor` reads back whether each host would run the gate.
 #[test]

@@ -238,7 +238,12 @@ pub fn prove_it(dir: &Path, env: &BTreeMap<String, String>, args: &[&str]) -> Co
 
 /// `prove-it hook <event>` in `cwd` with `env`, its stdio piped.
 pub fn hook_command(cwd: &Path, env: &BTreeMap<String, String>, event: &str) -> Command {
-    let mut cmd = prove_it(cwd, env, &["hook", event]);
+    hook_command_with(cwd, env, &["hook", event])
+}
+
+/// `prove-it ARGS` (a hook command line) in `cwd` with `env`, its stdio piped.
+fn hook_command_with(cwd: &Path, env: &BTreeMap<String, String>, args: &[&str]) -> Command {
+    let mut cmd = prove_it(cwd, env, args);
     cmd.stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
@@ -247,8 +252,18 @@ pub fn hook_command(cwd: &Path, env: &BTreeMap<String, String>, event: &str) -> 
 
 /// Runs the binary and collects what it did.
 pub fn run_hook(cwd: &Path, env: &BTreeMap<String, String>, event: &str, stdin: &[u8]) -> Outcome {
+    run_hook_with(cwd, env, &["hook", event], stdin)
+}
+
+/// Runs the hook command line `args` (e.g. `hook --agent gemini after-agent`).
+pub fn run_hook_with(
+    cwd: &Path,
+    env: &BTreeMap<String, String>,
+    args: &[&str],
+    stdin: &[u8],
+) -> Outcome {
     use std::io::Write;
-    let mut child = hook_command(cwd, env, event)
+    let mut child = hook_command_with(cwd, env, args)
         .spawn()
         .expect("prove-it starts");
     // A hook stops reading at its input cap and answers: a closed pipe
@@ -259,7 +274,7 @@ pub fn run_hook(cwd: &Path, env: &BTreeMap<String, String>, event: &str, stdin: 
     }
     let output = child.wait_with_output().expect("prove-it finishes");
     Outcome::new(
-        format!("prove-it hook {event} (cwd {})", cwd.display()),
+        format!("prove-it {} (cwd {})", args.join(" "), cwd.display()),
         String::from_utf8_lossy(stdin).into(),
         output,
     )
