@@ -205,6 +205,11 @@ impl Agent {
     /// A repository whose `verify.sh` fails while `broken` exists, wired for
     /// `host` with `prove-it setup`, and a model playing `script`.
     pub fn new(host: Host, script: Vec<Step>) -> Self {
+        Self::set_up(host, script, &[])
+    }
+
+    /// The same, with `setup_args` added to `prove-it setup HOST`.
+    pub fn set_up(host: Host, script: Vec<Step>, setup_args: &[&str]) -> Self {
         let mut sb = Sandbox::new();
         sb.set(
             "CODEX_HOME",
@@ -220,7 +225,9 @@ impl Agent {
             model,
         };
         agent.configure();
-        let out = prove_it(&agent.repo.root, &agent.sb.env, &["setup", host.name()])
+        let mut args = vec!["setup", host.name()];
+        args.extend(setup_args);
+        let out = prove_it(&agent.repo.root, &agent.sb.env, &args)
             .output()
             .expect("setup runs");
         assert!(
@@ -419,6 +426,29 @@ fn a_false_completion_is_caught_and_fixed() {
                 run.dump()
             ),
         }
+        assert_eq!(agent.verdict(), "verified", "{host:?}");
+    });
+}
+
+/// `prove-it setup --user` gates a repository that has no hook file of its
+/// own: the hooks live in the person's config.
+#[test]
+#[ignore = "slow suite: the real Codex and Gemini CLIs (./verify.sh --full)"]
+fn user_wide_setup_gates_a_repository_without_hook_files() {
+    both(|host| {
+        let agent = Agent::set_up(
+            host,
+            vec![
+                Step::Bash("echo oops > broken"),
+                Step::Say("All tests pass."),
+                Step::Bash("rm broken; echo work > feature.txt"),
+                Step::Say("Fixed."),
+            ],
+            &["--user"],
+        );
+        assert!(!agent.repo.path(".codex").exists() && !agent.repo.path(".gemini").exists());
+        let run = agent.run("make the change", false, &[]);
+        assert_eq!(run.blocks(), 1, "{host:?}\n{}", run.dump());
         assert_eq!(agent.verdict(), "verified", "{host:?}");
     });
 }
@@ -668,9 +698,15 @@ fn gemini_without_a_remembered_block_yields_loudly() {
     assert!(!out.blocked(), "{out}");
     let said = out.message();
     assert!(
-        said.contains("1 failed, 41 passed") && said.contains("could not remember this block"),
+        said.contains("1 failed, 41 passed")
+            && said.starts_with("prove-it: this turn ended UNVERIFIED"),
         "{said}"
     );
+    let status = prove_it(&repo.root, &sb.env, &["status", "--json"])
+        .output()
+        .expect("status");
+    let record: Value = serde_json::from_slice(&status.stdout).expect("json");
+    assert_eq!(record["verdict"], "yielded", "{record}");
 }
 
 /// `prove-it setup` keeps the hooks already there, is idempotent, and

@@ -160,14 +160,18 @@ fn note_block_reason(
             .err()
             .map(|e| format!("cannot write `{}`: {e:#}", file.display()))
     });
-    match failed {
-        None => decision,
-        Some(why) => Decision::allow_with(format!(
-            "{}\nprove-it: the gate could not remember this block ({why}), so it cannot tell the retry from a new turn and does not block: this turn ended UNVERIFIED. Run `prove-it doctor` to see why.",
-            decision.reason.unwrap_or_default()
-        ))
-        .with_verdict(Verdict::Yielded),
-    }
+    let Some(why) = failed else {
+        return decision;
+    };
+    let yielded = Decision::allow_with(format!(
+        "prove-it: this turn ended UNVERIFIED: the gate could not remember its block ({why}), so it could not tell the retry from a new turn and does not block. Run `prove-it doctor` to see why. What it would have sent back:\n{}",
+        decision.reason.unwrap_or_default()
+    ))
+    .with_verdict(Verdict::Yielded);
+    // The records said "blocked"; the turn ends instead.
+    roots.iter().fold(yielded, |said, root| {
+        record(root, &input.session_id, loaded, said)
+    })
 }
 
 /// Keeps a stop's verdict for `prove-it status`. A verdict that cannot be
