@@ -205,6 +205,38 @@ fn doctor_on_a_gated_repo_exits_0() {
     }
 }
 
+/// "What would happen if the turn ended now?": doctor runs verify.sh once
+/// and shows the block the agent would get; a failing check is the gate
+/// working, so doctor still exits 0. `--no-run` leaves it alone.
+#[test]
+fn doctor_says_what_a_turn_ending_now_would_meet() {
+    let sb = Sandbox::new();
+    let repo = sb.repo("r");
+    repo.arm_counting();
+    let out = run(&repo.root, &["doctor"], &repo.env);
+    assert!(out.status.success(), "{}", text(&out));
+    assert!(
+        text(&out).contains("would pass: ./verify.sh exit 0"),
+        "{}",
+        text(&out)
+    );
+    assert_eq!(repo.runs(), 1);
+
+    repo.write("broken", "x");
+    let out = run(&repo.root, &["doctor"], &repo.env);
+    let said = text(&out);
+    assert!(out.status.success(), "{said}");
+    assert!(
+        said.contains("would be blocked") && said.contains("1 failed, 41 passed"),
+        "{said}"
+    );
+
+    let out = run(&repo.root, &["doctor", "--no-run"], &repo.env);
+    assert!(out.status.success());
+    assert_eq!(repo.runs(), 2, "--no-run ran verify.sh");
+    assert!(!text(&out).contains("would be blocked"));
+}
+
 #[test]
 fn doctor_on_an_ungated_repo_says_why_and_exits_1() {
     let sb = Sandbox::new();

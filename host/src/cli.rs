@@ -99,13 +99,20 @@ pub enum Command {
     Policy(PolicyCommand),
     /// Say whether this repository is gated, and if not, why.
     ///
-    /// Checks the repository, verify.sh, the host and plugin versions, the
-    /// policy, the settings, and where state and the ledger live. Exits 1
-    /// when the gate would not protect the repository.
+    /// Checks the repository, verify.sh, the host and plugin versions, each
+    /// agent host's wiring, the policy, the settings, and where state and
+    /// the ledger live; then runs verify.sh once and says whether a turn
+    /// ending now would pass or be blocked (and whether it is slow). Exits 1
+    /// when the gate would not protect the repository (a failing verify.sh
+    /// is the gate working, not a failure of it).
     Doctor {
         /// A folder inside the repository.
         #[arg(default_value = ".")]
         dir: PathBuf,
+        /// Do not run verify.sh (by default doctor runs it once, to say
+        /// what a turn ending now would meet).
+        #[arg(long)]
+        no_run: bool,
     },
     /// Print the last verdict the gate reached here; exit 0 only if proven.
     ///

@@ -24,7 +24,7 @@ fn main() -> ExitCode {
         cli::Command::Setup { agent, dir, user } => {
             commands::setup::execute(agent.into(), &dir, user)
         }
-        cli::Command::Doctor { dir } => commands::doctor::execute(&dir),
+        cli::Command::Doctor { dir, no_run } => commands::doctor::execute(&dir, !no_run),
         cli::Command::Status { dir, session, json } => {
             commands::status::execute(&dir, session.as_deref(), json)
         }

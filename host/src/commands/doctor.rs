@@ -8,7 +8,8 @@ use crate::capability::{git, ledger, verify};
 use crate::settings::Loaded;
 use crate::{selection, settings};
 use anyhow::Result;
-use prove_it_gate::abi::ABI_VERSION;
+use prove_it_gate::abi::{ABI_VERSION, VerifyOutcome};
+use prove_it_gate::policy::failed_run_reason;
 use std::path::Path;
 use std::process::ExitCode;
 
@@ -81,7 +82,54 @@ fn agent_rows(report: &mut Report, root: &Path, loaded: &Loaded) {
     }
 }
 
-pub fn execute(dir: &Path) -> Result<ExitCode> {
+/// A `verify.sh` slower than this is said: the gate waits for it at every
+/// turn end that changed the tree.
+const SLOW: std::time::Duration = std::time::Duration::from_secs(60);
+
+/// "What would happen if the turn ended now?": `verify.sh` run once, as a
+/// stop runs it, and the answer the gate would give.
+fn now_row(report: &mut Report, root: &Path, loaded: &Loaded) {
+    if !verify::verify_facts(root).is_ok_and(|f| f.armed()) {
+        return;
+    }
+    eprintln!("prove-it doctor: running ./verify.sh as a stop would (--no-run skips this)...");
+    let timeout = std::time::Duration::from_secs(loaded.settings.timeout_secs);
+    let run = verify::run(root, timeout);
+    let took = std::time::Duration::from_millis(run.duration_ms);
+    if run.outcome == VerifyOutcome::Passed {
+        report.row(
+            Mark::Ok,
+            "now",
+            format!(
+                "a turn that changed the tree would pass: ./verify.sh exit 0 in {:.1} s",
+                took.as_secs_f64()
+            ),
+        );
+    } else {
+        let reason = failed_run_reason(&run, 1, loaded.settings.max_blocks.max(1));
+        let indented = reason
+            .lines()
+            .collect::<Vec<_>>()
+            .join("\n                    ");
+        report.row(
+            Mark::Warn,
+            "now",
+            format!("a turn that changed the tree would be blocked; the agent would be told:\n                    {indented}"),
+        );
+    }
+    if took > SLOW {
+        report.row(
+            Mark::Warn,
+            "speed",
+            format!(
+                "./verify.sh took {:.0} s: every turn end that changed the tree waits that long. Under a minute is the rule of thumb: run the slow checks only on what changed, or in CI.",
+                took.as_secs_f64()
+            ),
+        );
+    }
+}
+
+pub fn execute(dir: &Path, run_verify: bool) -> Result<ExitCode> {
     let dir = std::path::absolute(dir).unwrap_or_else(|_| dir.to_path_buf());
     println!("prove-it doctor: {}", dir.display());
     let mut report = Report::default();
@@ -163,6 +211,9 @@ pub fn execute(dir: &Path) -> Result<ExitCode> {
             "blocks",
             "PROVE_IT_MAX_BLOCKS=0: the gate only warns, it never blocks",
         );
+    }
+    if run_verify && let Some(root) = git::discover(&dir) {
+        now_row(&mut report, &root, &loaded);
     }
     state_row(&mut report, &loaded.dirs.state);
     let ledger_file = ledger::path(&loaded.dirs.ledger);
