@@ -55,6 +55,8 @@ fn hostile_session_id_never_becomes_a_path() {
                     .trim_end_matches(".json")
                     .trim_end_matches(".pin")
                     .trim_end_matches(".verdict")
+                    .trim_end_matches(".base")
+                    .trim_end_matches(".changed")
                     .bytes()
                     .all(|b| b.is_ascii_hexdigit()),
             "unexpected state file {file}"
@@ -96,7 +98,12 @@ fn corrupt_state_is_reported_kept_aside_and_gated() {
     repo.start("s");
     let session = files_under(&sb.state_dir())
         .into_iter()
-        .find(|f| f.contains("/sessions/") && f.ends_with(".json") && !f.ends_with(".pin.json"))
+        .find(|f| {
+            f.contains("/sessions/")
+                && f.ends_with(".json")
+                && !f.ends_with(".pin.json")
+                && !f.ends_with(".base.json")
+        })
         .expect("a session file");
     std::fs::write(sb.state_dir().join(&session), "{ torn").expect("corrupt it");
     repo.write("broken", "x");

@@ -186,3 +186,68 @@ fn a_cancelled_hook_leaves_no_verify_sh_running() {
         }
     }
 }
+
+/// `verify.sh` is told what the session changed: `PROVE_IT_BASE` (HEAD at
+/// the session's start) and `PROVE_IT_CHANGED_FILES` (a file listing every
+/// path that differs from the start: edited, added, deleted, committed).
+/// Paths the session never touched are not in it, even if they differed
+/// from HEAD already when it began.
+#[test]
+fn verify_sh_is_given_the_paths_the_session_changed() {
+    let sb = Sandbox::new();
+    let repo = sb.repo("r");
+    repo.write("kept.txt", "same\n");
+    repo.write("edited.txt", "a\n");
+    repo.write("gone.txt", "x\n");
+    repo.commit("files");
+    let seen = sb.tmp.path().join("seen");
+    repo.arm(&format!(
+        "printf '%s\\n' \"$PROVE_IT_BASE\" > '{seen}.base'\ncp \"$PROVE_IT_CHANGED_FILES\" '{seen}'\nexit 1",
+        seen = seen.display()
+    ));
+    repo.write("dirty-before.txt", "untouched by the session\n");
+    let base = repo.git(&["rev-parse", "HEAD"]);
+    repo.start("s");
+    repo.write("edited.txt", "b\n");
+    std::fs::remove_file(repo.path("gone.txt")).expect("rm");
+    repo.write("new.txt", "n\n");
+    repo.write("committed.txt", "c\n");
+    repo.git(&["add", "committed.txt"]);
+    repo.git(&["commit", "-qm", "work"]);
+    repo.stop("s", false).assert_blocked_with("exit 1");
+    let listed = std::fs::read_to_string(&seen).expect("the list reached verify.sh");
+    assert_eq!(
+        listed.lines().collect::<Vec<_>>(),
+        ["committed.txt", "edited.txt", "gone.txt", "new.txt"]
+    );
+    let told = std::fs::read_to_string(seen.with_extension("base")).expect("base");
+    assert_eq!(told.trim(), base.trim());
+}
+
+/// A `verify.sh` that scopes a check to the changed files runs it only on
+/// what the session touched; run by hand (no variable) it checks everything.
+#[test]
+fn a_scoped_check_runs_only_on_what_the_session_touched() {
+    let sb = Sandbox::new();
+    let repo = sb.repo("r");
+    repo.write("old.todo", "an old file the check would reject\n");
+    repo.commit("old");
+    repo.arm(
+        "if [ -n \"$PROVE_IT_CHANGED_FILES\" ]; then files=$(cat \"$PROVE_IT_CHANGED_FILES\"); else files=$(git ls-files); fi\n\
+         for f in $files; do case $f in *.todo) echo \"rejected: $f\"; exit 1;; esac; done\n\
+         echo checked",
+    );
+    repo.start("s");
+    repo.write("work.txt", "fine\n");
+    repo.stop("s", false).assert_verified();
+    repo.write("new.todo", "rejected\n");
+    repo.stop("s", false)
+        .assert_blocked_with("rejected: new.todo");
+    let by_hand = std::process::Command::new(repo.path("verify.sh"))
+        .current_dir(&repo.root)
+        .output()
+        .expect("verify.sh runs");
+    assert!(!by_hand.status.success());
+    let said = String::from_utf8_lossy(&by_hand.stdout);
+    assert!(said.contains("rejected: old.todo"), "{said}");
+}

@@ -46,6 +46,52 @@ impl Capabilities {
     }
 }
 
+impl Capabilities {
+    /// Keeps this session's starting point path by path, for
+    /// `PROVE_IT_CHANGED_FILES`; once, at its first start.
+    pub fn keep_base(&self) -> anyhow::Result<()> {
+        use anyhow::Context;
+        let file = self.state.base_file();
+        if file.exists() {
+            return Ok(());
+        }
+        let mut memo = git::Memo::load(&self.state.git_memo_file());
+        let snapshot = git::changes::snapshot(&self.root, &mut memo)?;
+        let bytes = serde_json::to_vec(&snapshot).context("cannot encode the snapshot")?;
+        if let Some(dir) = file.parent() {
+            crate::fs::private_dir(dir)?;
+        }
+        crate::fs::write_atomic(&file, &bytes)
+    }
+
+    /// `PROVE_IT_BASE` and `PROVE_IT_CHANGED_FILES` for `verify.sh`, when
+    /// this session's starting point is known; none when it is not (or the
+    /// list cannot be made), and `verify.sh` then checks everything.
+    fn changed_env(&self) -> Vec<(&'static str, std::ffi::OsString)> {
+        let Ok(bytes) = std::fs::read(self.state.base_file()) else {
+            return Vec::new();
+        };
+        let Ok(Some(base)) = serde_json::from_slice::<Option<git::changes::Snapshot>>(&bytes)
+        else {
+            return Vec::new();
+        };
+        let mut memo = git::Memo::load(&self.state.git_memo_file());
+        let Ok(Some(paths)) = git::changes::changed_since(&self.root, &base, &mut memo) else {
+            return Vec::new();
+        };
+        let list = self.state.changed_file();
+        let text: String = paths.iter().map(|p| format!("{p}\n")).collect();
+        if crate::fs::write_atomic(&list, text.as_bytes()).is_err() {
+            return Vec::new();
+        }
+        let mut env = vec![("PROVE_IT_CHANGED_FILES", list.into_os_string())];
+        if let Some(head) = base.head {
+            env.push(("PROVE_IT_BASE", head.into()));
+        }
+        env
+    }
+}
+
 fn reply<T>(result: anyhow::Result<T>) -> Reply<T> {
     result.map_err(|e| format!("{e:#}"))
 }
@@ -66,9 +112,10 @@ impl Host for Capabilities {
         reply(verify::verify_facts(&self.root))
     }
     fn run_verify(&mut self) -> Reply<VerifyRun> {
-        Ok(verify::run(
+        Ok(verify::run_with(
             &self.root,
             Duration::from_secs(self.settings.timeout_secs),
+            &self.changed_env(),
         ))
     }
     fn session_read(&mut self) -> Reply<SessionRead> {

@@ -36,6 +36,7 @@ const TEMP_MAX_AGE: std::time::Duration = std::time::Duration::from_secs(3600);
 pub struct StateStore {
     repo_dir: PathBuf,
     session_file: PathBuf,
+    session_key: String,
 }
 
 impl StateStore {
@@ -51,7 +52,26 @@ impl StateStore {
         StateStore {
             repo_dir,
             session_file,
+            session_key: key(session_id.as_bytes()),
         }
+    }
+
+    /// Where the host keeps this session's [`super::git::changes::Snapshot`]
+    /// (host-owned, like the pin: no policy reads or writes it).
+    pub fn base_file(&self) -> PathBuf {
+        self.host_file("base.json")
+    }
+
+    /// Where the list of changed paths is written for `verify.sh`.
+    pub fn changed_file(&self) -> PathBuf {
+        self.host_file("changed")
+    }
+
+    /// A host-owned file of this session, `<session key>.<suffix>`.
+    fn host_file(&self, suffix: &str) -> PathBuf {
+        self.repo_dir
+            .join("sessions")
+            .join(format!("{}.{suffix}", self.session_key))
     }
 
     /// Where [`super::git::Memo`] is kept for this work tree.

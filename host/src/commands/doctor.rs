@@ -122,7 +122,7 @@ fn now_row(report: &mut Report, root: &Path, loaded: &Loaded) {
             Mark::Warn,
             "speed",
             format!(
-                "./verify.sh took {:.0} s: every turn end that changed the tree waits that long. Under a minute is the rule of thumb: run the slow checks only on what changed, or in CI.",
+                "./verify.sh took {:.0} s: every turn end that changed the tree waits that long. Under a minute is the rule of thumb: run the slow checks only on what changed (PROVE_IT_CHANGED_FILES, SPEC.md), or in CI.",
                 took.as_secs_f64()
             ),
         );

@@ -263,6 +263,17 @@ fn gate(kind: EventKind, input: &Input, root: &Path, loaded: &Loaded) -> Result<
         loaded,
         dirs: &dirs,
     };
+    if kind == EventKind::SessionStart
+        && matches!(
+            input.source.as_deref(),
+            None | Some("startup") | Some("clear")
+        )
+        && let Err(e) = run.capabilities(None).keep_base()
+    {
+        notes.push(format!(
+            "prove-it: could not keep this session's starting point path by path ({e:#}), so `verify.sh` gets no PROVE_IT_CHANGED_FILES and checks everything."
+        ));
+    }
     decide(&policy, &event, &run).map(|d| d.with_notes(&notes))
 }
 

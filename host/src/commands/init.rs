@@ -137,5 +137,21 @@ pub fn script(found: &[Stack]) -> String {
             let _ = writeln!(text, "# {check}");
         }
     }
+    text.push_str(CHANGED_FILES_EXAMPLE);
     text
 }
+
+/// How a slow check can run only on what the session changed (SPEC.md,
+/// "The changed files").
+const CHANGED_FILES_EXAMPLE: &str = "\n\
+# A slow check, on only what the session changed: when prove-it runs this\n\
+# script, PROVE_IT_CHANGED_FILES names a file listing every changed path,\n\
+# one per line, and PROVE_IT_BASE is the commit the session began at. Run\n\
+# by hand, neither is set: check everything. For example, the tests of the\n\
+# folders the session touched:\n\
+# if [ -n \"${PROVE_IT_CHANGED_FILES:-}\" ]; then\n\
+#   while IFS= read -r path; do dirname \"$path\"; done < \"$PROVE_IT_CHANGED_FILES\" | sort -u |\n\
+#     while IFS= read -r dir; do [ ! -d \"$dir/tests\" ] || pytest -q \"$dir/tests\"; done\n\
+# else\n\
+#   pytest -q\n\
+# fi\n";

@@ -72,6 +72,77 @@ pub fn tree_state(root: &Path, memo: &mut Memo) -> Result<TreeState> {
     })
 }
 
+/// A path and what it holds there.
+pub(super) type Record = (BString, String);
+
+/// HEAD's commit, and every path that differs from HEAD with what it holds
+/// (its staged and its work-tree records, joined): the same facts as
+/// [`tree_state`] hashes, kept path by path. Nothing is memoised here.
+pub(super) fn path_records(root: &Path, memo: &mut Memo) -> Result<(Option<String>, Vec<Record>)> {
+    let repo = open(root)?;
+    let head = repo.head().context("cannot read HEAD")?;
+    let head_id = head.id().map(|id| id.detach());
+    let index = gix::index::File::at_or_default(
+        repo.index_path(),
+        repo.object_hash(),
+        true,
+        Default::default(),
+    )
+    .context("cannot read the index")?;
+    let tree = match head_id {
+        Some(commit) => commit_tree(&repo, commit)?,
+        None => repo.empty_tree().id,
+    };
+    let mut records = Vec::new();
+    repo.tree_index_status(
+        &tree,
+        &index,
+        None,
+        gix::status::tree_index::TrackRenames::Disabled,
+        |change, _, _| {
+            records.push(staged(&change));
+            Ok(std::ops::ControlFlow::Continue(()))
+        },
+    )
+    .context("cannot compare HEAD with the index")?;
+    records.extend(unstaged_records(&repo, root, &index, memo)?);
+    Ok((head_id.map(|id| id.to_string()), records))
+}
+
+/// The paths whose content differs between the trees of commits `from`
+/// and `to` (added, modified, deleted; a rename is both of its paths).
+pub(super) fn committed_paths(root: &Path, from: &str, to: &str) -> Result<Vec<BString>> {
+    let repo = open(root)?;
+    let id = |hex: &str| gix::ObjectId::from_hex(hex.as_bytes()).context("not a commit id");
+    let old = commit_tree(&repo, id(from)?)?;
+    let new = commit_tree(&repo, id(to)?)?;
+    let index = repo
+        .index_from_tree(&new)
+        .context("cannot read the current commit's tree")?;
+    let mut paths = Vec::new();
+    repo.tree_index_status(
+        &old,
+        &index,
+        None,
+        gix::status::tree_index::TrackRenames::Disabled,
+        |change, _, _| {
+            paths.push(staged(&change).0);
+            Ok(std::ops::ControlFlow::Continue(()))
+        },
+    )
+    .context("cannot compare the session's first commit with HEAD")?;
+    Ok(paths)
+}
+
+fn commit_tree(repo: &gix::Repository, commit: gix::ObjectId) -> Result<gix::ObjectId> {
+    Ok(repo
+        .find_commit(commit)
+        .context("cannot read a commit")?
+        .tree_id()
+        .context("cannot read a commit's tree")?
+        .detach())
+}
+
 /// The digest of every difference between HEAD's tree and the index.
 ///
 /// Remembered by HEAD's commit and the index file's own checksum, which

@@ -5,6 +5,7 @@ use super::VERIFY_SH;
 use super::guard::{Guard, tell_group};
 use super::tail::Tail;
 use prove_it_gate::abi::{VerifyOutcome, VerifyRun};
+use std::ffi::OsString;
 use std::io::Read;
 use std::os::unix::process::{CommandExt, ExitStatusExt};
 use std::path::Path;
@@ -19,11 +20,25 @@ const DRAIN_GRACE: Duration = Duration::from_millis(500);
 
 /// Runs `verify.sh` in `root`, stopping it after `timeout`.
 pub fn run(root: &Path, timeout: Duration) -> VerifyRun {
-    run_script(&root.join(VERIFY_SH), root, timeout)
+    run_with(root, timeout, &[])
+}
+
+/// [`run`], with `env` added to its environment.
+pub fn run_with(root: &Path, timeout: Duration, env: &[(&str, OsString)]) -> VerifyRun {
+    run_script_with(&root.join(VERIFY_SH), root, timeout, env)
 }
 
 /// Runs `script` (no arguments) with `cwd` as working directory.
 pub fn run_script(script: &Path, cwd: &Path, timeout: Duration) -> VerifyRun {
+    run_script_with(script, cwd, timeout, &[])
+}
+
+fn run_script_with(
+    script: &Path,
+    cwd: &Path,
+    timeout: Duration,
+    env: &[(&str, OsString)],
+) -> VerifyRun {
     let start = Instant::now();
     let could_not_start = |detail: String| VerifyRun {
         outcome: VerifyOutcome::CouldNotStart,
@@ -37,7 +52,7 @@ pub fn run_script(script: &Path, cwd: &Path, timeout: Duration) -> VerifyRun {
     // [`Guard`]). Without a guard (no `sh`?) the script still runs; only
     // the cleanup after a kill is lost.
     let guard = Guard::start().ok();
-    let (reader, child) = match spawn(script, cwd, guard.as_ref()) {
+    let (reader, child) = match spawn(script, cwd, env, guard.as_ref()) {
         Ok(spawned) => spawned,
         Err(e) => return could_not_start(e.to_string()),
     };
@@ -116,6 +131,7 @@ pub fn run_script(script: &Path, cwd: &Path, timeout: Duration) -> VerifyRun {
 fn spawn(
     script: &Path,
     cwd: &Path,
+    env: &[(&str, OsString)],
     guard: Option<&Guard>,
 ) -> std::io::Result<(std::io::PipeReader, Child)> {
     let (reader, writer) = std::io::pipe()?;
@@ -128,6 +144,7 @@ fn spawn(
             .stdout(writer.try_clone()?)
             .stderr(writer.try_clone()?)
             .env("PROVE_IT_RUNNING", "1")
+            .envs(env.iter().map(|(k, v)| (k, v)))
             .process_group(0);
         if let Some(fd) = guard_fd {
             // SAFETY: runs in the child between fork and exec, where only
