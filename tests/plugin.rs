@@ -117,6 +117,7 @@ fn installs_from_a_checkout_through_the_marketplace() {
         "plugin/hooks.json",
         "plugin/prove-it",
         "commands/init.md",
+        "commands/ledger.md",
     ] {
         assert!(
             installed.join(file).is_file(),

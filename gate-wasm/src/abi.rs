@@ -168,6 +168,13 @@ pub struct Decision {
     /// `prove-it status` can tell when the tree has changed since.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tree: Option<String>,
+    /// For `stop`: the blocks this turn had before this stop (for the
+    /// ledger: "passed after 2 blocks"). Optional.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub attempts: Option<u32>,
+    /// For `stop`: how long `verify.sh` ran for it, when it ran. Optional.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub verify_ms: Option<u64>,
 }
 
 /// What a stop concluded. A person and a script can tell each apart.
@@ -215,6 +222,8 @@ impl Decision {
             message: None,
             verdict: None,
             tree: None,
+            attempts: None,
+            verify_ms: None,
         }
     }
     pub fn allow_with(message: impl Into<String>) -> Self {
@@ -230,10 +239,19 @@ impl Decision {
             message: None,
             verdict: Some(Verdict::Blocked),
             tree: None,
+            attempts: None,
+            verify_ms: None,
         }
     }
     pub fn with_verdict(mut self, verdict: Verdict) -> Self {
         self.verdict = Some(verdict);
+        self
+    }
+    /// Records, for the ledger, the blocks before this stop in its turn and
+    /// how long `verify.sh` ran.
+    pub fn after(mut self, attempts: u32, verify_ms: Option<u64>) -> Self {
+        self.attempts = Some(attempts);
+        self.verify_ms = verify_ms;
         self
     }
     pub fn about(mut self, tree: &TreeState) -> Self {

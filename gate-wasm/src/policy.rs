@@ -256,6 +256,7 @@ fn stop(event: &Event, host: &mut impl Host, rules: Rules) -> Result<Decision, S
                 notes.push(receipt(&run, blocked_before));
                 return Ok(notes_only(notes)
                     .with_verdict(Verdict::Verified)
+                    .after(blocked_before, Some(run.duration_ms))
                     .about(&tree));
             }
             Caught::Verify(run)
@@ -300,6 +301,11 @@ fn stop(event: &Event, host: &mut impl Host, rules: Rules) -> Result<Decision, S
         Decision::allow_with(unverified_warning(&caught, settings, &why))
             .with_verdict(Verdict::Yielded)
     };
+    let ran = match &caught {
+        Caught::Verify(run) => Some(run.duration_ms),
+        _ => None,
+    };
+    let decision = decision.after(attempts_before, ran);
     let decision = match save(host, &session) {
         Ok(()) => decision,
         Err(e) => unsaved(decision, &caught, event, settings, attempts_before, &e),
@@ -328,6 +334,7 @@ fn unsaved(
         "prove-it: {error}. The gate cannot count its attempts while its state cannot be saved: it blocks a failing stop once, then lets the retry end with a warning. Run `prove-it doctor` to see why."
     );
     let retry = event.may_be_retry || attempts_before >= settings.max_blocks;
+    let ran = (decision.attempts.unwrap_or(0), decision.verify_ms);
     let decision = if decision.action == Action::Block && retry {
         Decision::allow_with(unverified_warning(
             caught,
@@ -335,6 +342,7 @@ fn unsaved(
             "the gate could not save its state, so it cannot count attempts and does not block a retry",
         ))
         .with_verdict(Verdict::Yielded)
+        .after(ran.0, ran.1)
     } else {
         decision
     };

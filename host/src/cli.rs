@@ -94,6 +94,25 @@ pub enum Command {
         #[arg(long)]
         user: bool,
     },
+    /// Read the ledger: what a month of caught claims says about your agent.
+    ///
+    /// With PROVE_IT_LEDGER=1 the gate records each caught claim and each
+    /// stop that ran verify.sh or ended unproven. This reads a period of it
+    /// back: claims caught, how many turns then passed and after how many
+    /// blocks, turns that ended unverified, the failures that recur, and
+    /// verify.sh's time against the one-minute rule of thumb, with weekly
+    /// counts as a chart. Lines that are not rows are skipped and counted.
+    Ledger {
+        /// How many days back from now.
+        #[arg(long, default_value = "30", value_name = "N")]
+        days: u32,
+        /// Only this repository (a folder inside it).
+        #[arg(long, value_name = "DIR")]
+        repo: Option<PathBuf>,
+        /// Print the figures as one JSON object.
+        #[arg(long)]
+        json: bool,
+    },
     /// Write, check and try policy modules.
     #[command(subcommand)]
     Policy(PolicyCommand),

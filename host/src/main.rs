@@ -24,6 +24,9 @@ fn main() -> ExitCode {
         cli::Command::Setup { agent, dir, user } => {
             commands::setup::execute(agent.into(), &dir, user)
         }
+        cli::Command::Ledger { days, repo, json } => {
+            commands::ledger::execute(days, repo.as_deref(), json)
+        }
         cli::Command::Doctor { dir, no_run } => commands::doctor::execute(&dir, !no_run),
         cli::Command::Status { dir, session, json } => {
             commands::status::execute(&dir, session.as_deref(), json)

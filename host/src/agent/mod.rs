@@ -332,7 +332,7 @@ mod tests {
                     reason: reason.map(|r| r.repeat(repeat)),
                     message: message.map(|m| m.repeat(repeat)),
                     verdict: yielded.then_some(Verdict::Yielded),
-                    tree: None,
+                    ..Decision::allow()
                 };
                 let (agent, event) = pairs()[pair % pairs().len()];
                 if let Some(Value::Object(answer)) = agent.adapter().answer(event, &decision) {

@@ -1,9 +1,12 @@
-//! The ledger: one JSON line per caught false completion, appended to
-//! `ledger.jsonl` in the ledger dir (0700) with mode 0600. Off unless
-//! `PROVE_IT_LEDGER=1`; it never leaves the disk.
+//! The ledger: JSON lines appended to `ledger.jsonl` in the ledger dir
+//! (0700) with mode 0600. Off unless `PROVE_IT_LEDGER=1`; it never leaves
+//! the disk. Two kinds of row: `caught` (a false completion, written by the
+//! policy with the claim and the failing lines; rows without a `kind` are
+//! these) and `verdict` (every stop that ran `verify.sh` or ended unproven,
+//! written by the host). `prove-it ledger` reads them back.
 
 use anyhow::{Context, Result};
-use prove_it_gate::abi::LedgerEntry;
+use prove_it_gate::abi::{Decision, LedgerEntry, Verdict};
 use serde::Serialize;
 use std::io::Write;
 use std::os::unix::fs::OpenOptionsExt;
@@ -20,6 +23,7 @@ const LINE_CHARS: usize = 400;
 #[derive(Serialize)]
 struct Row<'a> {
     ts: String,
+    kind: &'static str,
     repo: &'a str,
     exit_code: Option<i32>,
     claim: &'a str,
@@ -42,14 +46,65 @@ pub fn append(dir: &Path, root: &Path, entry: &LedgerEntry) -> Result<()> {
         .map(|l| cut(l, LINE_CHARS))
         .collect();
     let row = Row {
-        ts: humantime::format_rfc3339_seconds(std::time::SystemTime::now()).to_string(),
+        ts: now(),
+        kind: "caught",
         repo: &root.to_string_lossy(),
         exit_code: entry.exit_code,
         claim: &claim,
         evidence_demanded: &cut(&entry.evidence_demanded, LINE_CHARS),
         actual: &actual,
     };
-    let mut line = serde_json::to_vec(&row).context("cannot encode a ledger row")?;
+    write_row(dir, &row)
+}
+
+/// A verdict as the ledger keeps it.
+#[derive(Serialize)]
+struct VerdictRow<'a> {
+    ts: String,
+    kind: &'static str,
+    repo: &'a str,
+    verdict: Verdict,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    attempts: Option<u32>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    verify_ms: Option<u64>,
+}
+
+/// Appends the verdict of one stop in `root`, when it is one the ledger
+/// keeps: every stop that ran `verify.sh`, and every stop that ended
+/// unproven. (An unchanged tree, or a tree that passed before, is not.)
+pub fn append_verdict(dir: &Path, root: &Path, decision: &Decision) -> Result<()> {
+    let Some(verdict) = decision.verdict else {
+        return Ok(());
+    };
+    let keep = match verdict {
+        Verdict::Unchanged => false,
+        Verdict::Verified => decision.verify_ms.is_some(),
+        _ => true,
+    };
+    if !keep {
+        return Ok(());
+    }
+    write_row(
+        dir,
+        &VerdictRow {
+            ts: now(),
+            kind: "verdict",
+            repo: &root.to_string_lossy(),
+            verdict,
+            attempts: decision.attempts,
+            verify_ms: decision.verify_ms,
+        },
+    )
+}
+
+fn now() -> String {
+    humantime::format_rfc3339_seconds(std::time::SystemTime::now()).to_string()
+}
+
+fn write_row(dir: &Path, row: &impl Serialize) -> Result<()> {
+    crate::fs::private_dir(dir)?;
+    let mut line = serde_json::to_vec(row).context("cannot encode a ledger row")?;
     line.push(b'\n');
     let path = path(dir);
     let mut file = std::fs::OpenOptions::new()

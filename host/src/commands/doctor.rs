@@ -129,6 +129,34 @@ fn now_row(report: &mut Report, root: &Path, loaded: &Loaded) {
     }
 }
 
+/// The ledger's last week of `verify.sh` runs here, when some took over a
+/// minute (nothing is said when the ledger is off or has none).
+fn slow_in_ledger(report: &mut Report, root: &Path, loaded: &Loaded) {
+    let file = ledger::path(&loaded.dirs.ledger);
+    let Ok(text) = std::fs::read_to_string(&file) else {
+        return;
+    };
+    let week = super::ledger::summarize(
+        &text,
+        &file,
+        7,
+        Some(root.to_path_buf()),
+        std::time::SystemTime::now(),
+    );
+    if week.verify.over_a_minute > 0 {
+        report.row(
+            Mark::Warn,
+            "speed",
+            format!(
+                "in the ledger, {} of the last week's {} runs of ./verify.sh here took over a minute (slowest {:.0} s)",
+                week.verify.over_a_minute,
+                week.verify.runs,
+                week.verify.slowest_ms.unwrap_or(0) as f64 / 1000.0
+            ),
+        );
+    }
+}
+
 pub fn execute(dir: &Path, run_verify: bool) -> Result<ExitCode> {
     let dir = std::path::absolute(dir).unwrap_or_else(|_| dir.to_path_buf());
     println!("prove-it doctor: {}", dir.display());
@@ -212,8 +240,11 @@ pub fn execute(dir: &Path, run_verify: bool) -> Result<ExitCode> {
             "PROVE_IT_MAX_BLOCKS=0: the gate only warns, it never blocks",
         );
     }
-    if run_verify && let Some(root) = git::discover(&dir) {
-        now_row(&mut report, &root, &loaded);
+    if let Some(root) = git::discover(&dir) {
+        if run_verify {
+            now_row(&mut report, &root, &loaded);
+        }
+        slow_in_ledger(&mut report, &root, &loaded);
     }
     state_row(&mut report, &loaded.dirs.state);
     let ledger_file = ledger::path(&loaded.dirs.ledger);

@@ -7,7 +7,7 @@
 //! through, silently, on some other code.
 
 use crate::agent::{self, Agent, HookEvent, Input};
-use crate::capability::{Capabilities, git, state};
+use crate::capability::{Capabilities, git, ledger, state};
 use crate::runtime::RunOptions;
 use crate::selection::{self, Policy};
 use crate::settings::{self, Dirs, Loaded};
@@ -188,12 +188,18 @@ fn record(root: &Path, session_id: &str, loaded: &Loaded, mut decision: Decision
         return decision;
     }
     let dirs = loaded.dirs.outside(root, &mut Vec::new());
-    match verdicts::save(&dirs.state, root, session_id, &decision) {
-        Ok(()) => decision,
-        Err(e) => decision.with_notes(&[format!(
+    let mut notes = Vec::new();
+    if let Err(e) = verdicts::save(&dirs.state, root, session_id, &decision) {
+        notes.push(format!(
             "prove-it: {e:#}, so `prove-it status` cannot report this stop."
-        )]),
+        ));
     }
+    if loaded.settings.ledger
+        && let Err(e) = ledger::append_verdict(&dirs.ledger, root, &decision)
+    {
+        notes.push(format!("prove-it: could not write the ledger: {e:#}"));
+    }
+    decision.with_notes(&notes)
 }
 
 /// The repositories an event covers: the one around `cwd`, and for a stop
@@ -343,8 +349,8 @@ fn combine(parts: Vec<(PathBuf, Decision)>) -> Decision {
         reason: (!reasons.is_empty()).then(|| reasons.join("\n\n")),
         message: (!messages.is_empty()).then(|| messages.join("\n")),
         verdict: worst,
-        // Each repository's tree is in its own record.
-        tree: None,
+        // Each repository's tree, attempts and time are in its own record.
+        ..Decision::allow()
     }
 }
 

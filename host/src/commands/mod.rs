@@ -3,6 +3,7 @@
 pub mod doctor;
 pub mod hook;
 pub mod init;
+pub mod ledger;
 pub mod policy;
 pub mod setup;
 pub mod status;
