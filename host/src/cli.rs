@@ -34,7 +34,8 @@ fn hook_event(args: &[OsString]) -> Option<(Agent, HookEvent)> {
 /// prove-it: a coding agent may not end its turn until the repository's
 /// `verify.sh` passes.
 ///
-/// Claude Code runs `prove-it hook ...` from the plugin's hooks; you rarely
+/// Claude Code (through the plugin), Codex CLI and Gemini CLI (through
+/// `prove-it setup`) run `prove-it hook ...` at each turn end; you rarely
 /// run it by hand. Settings are environment variables: PROVE_IT_SKIP,
 /// PROVE_IT_MAX_BLOCKS, PROVE_IT_TIMEOUT, PROVE_IT_LEDGER, PROVE_IT_LEDGER_DIR,
 /// PROVE_IT_STATE_DIR, PROVE_IT_CACHE_DIR (see SPEC.md).

@@ -44,9 +44,7 @@ impl Capabilities {
             ledger_dir: dirs.ledger.clone(),
         }
     }
-}
 
-impl Capabilities {
     /// Keeps this session's starting point path by path, for
     /// `PROVE_IT_CHANGED_FILES`; once, at its first start.
     pub fn keep_base(&self) -> anyhow::Result<()> {

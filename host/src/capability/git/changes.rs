@@ -17,8 +17,8 @@ use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 
-/// More differing paths than this at a session's start, and no list is
-/// kept: the snapshot would cost more than the checks it could save.
+/// More paths differing from HEAD than this (at the start or at a stop),
+/// and no list is given: it would cost more than the checks it could save.
 const MAX_PATHS: usize = 10_000;
 
 #[derive(Debug, Serialize, Deserialize)]
@@ -29,7 +29,8 @@ pub struct Snapshot {
     pub paths: BTreeMap<String, String>,
 }
 
-/// Why there is no list: said in SPEC.md; `verify.sh` then checks everything.
+/// The records by path, or `None` when they cannot make a list (SPEC.md
+/// says when; `verify.sh` then checks everything).
 fn usable(records: Vec<(gix::bstr::BString, String)>) -> Option<BTreeMap<String, String>> {
     if records.len() > MAX_PATHS {
         return None;
