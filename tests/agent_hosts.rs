@@ -598,6 +598,16 @@ fn hook(repo: &Repo, agent: &str, event: &str, input: Value) -> crate::util::Out
     )
 }
 
+/// A repository armed with a check that fails while `broken` exists, a
+/// session of `agent` started in it, and `broken` written.
+fn started(sb: &Sandbox, agent: &str) -> Repo {
+    let repo = sb.repo("r");
+    repo.arm_counting();
+    hook(&repo, agent, "session-start", json!({"source": "startup"}));
+    repo.write("broken", "x");
+    repo
+}
+
 /// Gemini starts a new agent run after every block, with the reason as its
 /// prompt: that is the same turn. A prompt of the person's is a new one.
 #[test]
@@ -645,15 +655,7 @@ fn gemini_counts_a_turn_across_its_restarts() {
 #[test]
 fn codex_counts_per_turn_id() {
     let sb = Sandbox::new();
-    let repo = sb.repo("r");
-    repo.arm_counting();
-    hook(
-        &repo,
-        "codex",
-        "session-start",
-        json!({"source": "startup"}),
-    );
-    repo.write("broken", "x");
+    let repo = started(&sb, "codex");
     let stop = |turn: &str| {
         hook(
             &repo,
@@ -673,15 +675,7 @@ fn codex_counts_per_turn_id() {
 #[test]
 fn gemini_without_a_remembered_block_yields_loudly() {
     let sb = Sandbox::new();
-    let repo = sb.repo("r");
-    repo.arm_counting();
-    hook(
-        &repo,
-        "gemini",
-        "session-start",
-        json!({"source": "startup"}),
-    );
-    repo.write("broken", "x");
+    let repo = started(&sb, "gemini");
     // A folder where the block's record would go.
     let sessions = crate::util::files_under(&sb.state_dir())
         .into_iter()
@@ -707,6 +701,25 @@ fn gemini_without_a_remembered_block_yields_loudly() {
         .expect("status");
     let record: Value = serde_json::from_slice(&status.stdout).expect("json");
     assert_eq!(record["verdict"], "yielded", "{record}");
+}
+
+/// With state that cannot be saved the gate cannot count, and Gemini
+/// cannot rule out a retry: a failing stop there is never blocked (it
+/// could loop forever), but ends with the failure shown and the cause said.
+#[test]
+fn gemini_with_unsavable_state_shows_the_failure_and_does_not_loop() {
+    let mut sb = Sandbox::new();
+    sb.unsavable_state();
+    let repo = started(&sb, "gemini");
+    for _ in 0..2 {
+        let out = hook(&repo, "gemini", "after-agent", json!({"prompt": "go"}));
+        assert!(!out.blocked(), "{out}");
+        let said = out.message();
+        assert!(
+            said.contains("1 failed, 41 passed") && said.contains("could not save its state"),
+            "{said}"
+        );
+    }
 }
 
 /// `prove-it setup` keeps the hooks already there, is idempotent, and

@@ -223,13 +223,7 @@ fn one_repository_two_spellings_one_state() {
 #[test]
 fn a_known_failure_still_blocks_when_state_cannot_be_saved() {
     let mut sb = Sandbox::new();
-    // A path under a regular file: no one can create it, not even root.
-    let file = sb.tmp.path().join("a-file");
-    std::fs::write(&file, "").expect("file");
-    sb.set(
-        "PROVE_IT_STATE_DIR",
-        &file.join("state").display().to_string(),
-    );
+    sb.unsavable_state();
     let repo = sb.repo("r");
     repo.arm_counting();
     repo.start("s");

@@ -49,6 +49,15 @@ impl Sandbox {
         self.tmp.path().join("ledger")
     }
 
+    /// Points the state dir where nothing can be saved: a path under a
+    /// regular file, which no one can create, not even root.
+    pub fn unsavable_state(&mut self) -> &mut Self {
+        let file = self.tmp.path().join("a-file");
+        std::fs::write(&file, "").expect("file");
+        let state = file.join("state").display().to_string();
+        self.set("PROVE_IT_STATE_DIR", &state)
+    }
+
     pub fn set(&mut self, key: &str, value: &str) -> &mut Self {
         self.env.insert(key.into(), value.into());
         self
