@@ -703,6 +703,26 @@ fn gemini_without_a_remembered_block_yields_loudly() {
     assert_eq!(record["verdict"], "yielded", "{record}");
 }
 
+/// Hooks wired in the middle of a session: its start was missed, so it has
+/// no baseline. The tree counts as changed (said once), and a clean tree
+/// is still checked rather than passed unseen.
+#[test]
+fn a_session_whose_start_was_missed_is_still_gated() {
+    for (agent, stop) in [("codex", "stop"), ("gemini", "after-agent")] {
+        let sb = Sandbox::new();
+        let repo = sb.repo("r");
+        repo.arm_counting();
+        let out = hook(&repo, agent, stop, json!({"turn_id": "t1"}));
+        assert!(out.message().contains("no baseline"), "{agent}: {out}");
+        assert_eq!(repo.runs(), 1, "{agent}: verify.sh was not run");
+        repo.write("broken", "x");
+        let out = hook(&repo, agent, stop, json!({"turn_id": "t1"}));
+        out.assert_blocked_with("1 failed");
+        let answer = String::from_utf8_lossy(&out.output.stdout);
+        assert!(!answer.contains("no baseline"), "said once: {out}");
+    }
+}
+
 /// With state that cannot be saved the gate cannot count, and Gemini
 /// cannot rule out a retry: a failing stop there is never blocked (it
 /// could loop forever), but ends with the failure shown and the cause said.
