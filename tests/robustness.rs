@@ -57,6 +57,7 @@ fn hostile_session_id_never_becomes_a_path() {
                     .trim_end_matches(".verdict")
                     .trim_end_matches(".base")
                     .trim_end_matches(".changed")
+                    .trim_end_matches(".turn")
                     .bytes()
                     .all(|b| b.is_ascii_hexdigit()),
             "unexpected state file {file}"

@@ -253,10 +253,32 @@ fn gate(kind: EventKind, input: &Input, root: &Path, loaded: &Loaded) -> Result<
         loaded.policy.as_deref(),
         &mut notes,
     );
+    let turn_file = state::session_file(&dirs.state, root, &input.session_id, "turn");
+    let turn = match (&input.turn, kind) {
+        (Some(turn), _) => Some(turn.clone()),
+        (None, EventKind::TurnStart) => {
+            // A host without turn ids: the gate names the turn. Only a turn
+            // start writes this file, so a stop still running from the last
+            // turn cannot undo the new turn's reset (it saves its own state
+            // after this start saved the reset).
+            let id = new_turn_id();
+            let written = turn_file
+                .parent()
+                .map_or(Ok(()), crate::fs::private_dir)
+                .and_then(|()| crate::fs::write_atomic(&turn_file, id.as_bytes()));
+            if let Err(e) = written {
+                notes.push(format!(
+                    "prove-it: could not mark the new turn ({e:#}): a stop still running from the last turn may leave its count in place."
+                ));
+            }
+            Some(id)
+        }
+        (None, _) => std::fs::read_to_string(&turn_file).ok(),
+    };
     let event = Event {
         kind,
         source: input.source.clone(),
-        turn: input.turn.clone(),
+        turn,
         may_be_retry: input.may_be_retry,
         claim: input.claim.clone(),
         repo: root.display().to_string(),
@@ -281,6 +303,20 @@ fn gate(kind: EventKind, input: &Input, root: &Path, loaded: &Loaded) -> Result<
         ));
     }
     decide(&policy, &event, &run).map(|d| d.with_notes(&notes))
+}
+
+/// A new turn's name: unique for this session in practice (the time to the
+/// nanosecond and this process).
+fn new_turn_id() -> String {
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap_or_default();
+    format!(
+        "{}.{:09}-{}",
+        now.as_secs(),
+        now.subsec_nanos(),
+        std::process::id()
+    )
 }
 
 /// What a policy run needs besides its event: the session, the work tree,
