@@ -260,8 +260,16 @@ fn the_ledger_gets_exactly_one_row_with_the_agents_claim() {
         .lines()
         .map(|l| serde_json::from_str(l).expect("row"))
         .collect();
-    assert_eq!(rows.len(), 1, "{text}");
-    assert_eq!(rows[0]["claim"], CLAIM);
+    let claims: Vec<&Value> = rows.iter().filter(|r| r["kind"] == "caught").collect();
+    assert_eq!(claims.len(), 1, "{text}");
+    assert_eq!(claims[0]["claim"], CLAIM);
+    // And each block as a verdict, numbered by the blocks before it.
+    let blocks: Vec<&Value> = rows.iter().filter(|r| r["verdict"] == "blocked").collect();
+    assert_eq!(blocks.len(), 2, "{text}");
+    assert_eq!(
+        (blocks[0]["attempts"].clone(), blocks[1]["attempts"].clone()),
+        (0.into(), 1.into())
+    );
 }
 
 #[test]
