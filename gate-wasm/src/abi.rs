@@ -102,9 +102,10 @@ pub struct Event {
     /// For `session_start`: `startup`, `resume`, `clear`, `compact` or `fork`.
     #[serde(default)]
     pub source: Option<String>,
-    /// The agent host's id of the turn, when it has one (Codex's `turn_id`);
-    /// the same for every retry of one turn. A stop whose `turn` differs
-    /// from the one the policy saw last is in a new turn.
+    /// The turn's name, the same for every retry of one turn: Codex's
+    /// `turn_id`, or one the host gives each turn at its start (`None`
+    /// before any turn start was seen). A stop whose `turn` differs from
+    /// the one the policy saw last is in a new turn.
     #[serde(default)]
     pub turn: Option<String>,
     /// For `stop`: true unless the host can rule out that this stop follows
