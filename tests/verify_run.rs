@@ -81,18 +81,26 @@ fn fifty_megabytes_of_output_keep_the_tail_in_bounded_memory() {
     repo.start("s");
     repo.write("x", "work");
 
-    // Run by hand to read the hook's peak memory.
+    // The hook says its own peak memory (PROVE_IT_TIMINGS): measured from
+    // here it would include this test process's size when it forked.
     let input = serde_json::json!({"session_id": "s", "cwd": repo.root, "stop_hook_active": false});
-    let out = prove_it_test_support::measure(
-        &mut crate::util::prove_it(&repo.root, &repo.env, &["hook", "stop"]),
-        input.to_string().as_bytes(),
-    );
+    let mut cmd = crate::util::prove_it(&repo.root, &repo.env, &["hook", "stop"]);
+    cmd.env("PROVE_IT_TIMINGS", "1");
+    let out = prove_it_test_support::measure(&mut cmd, input.to_string().as_bytes());
     let stdout = out.stdout;
     let answer: serde_json::Value = serde_json::from_str(&stdout).expect("JSON answer");
     let reason = answer["reason"].as_str().expect("blocked");
     assert!(reason.contains("FINAL: 1 failed"), "{reason}");
     assert!(reason.chars().count() <= 10_000);
-    let peak_mib = out.max_rss_kib / 1024;
+    let timings: serde_json::Value = out
+        .stderr
+        .lines()
+        .find_map(|l| serde_json::from_str(l).ok())
+        .expect("the timings line");
+    let peak_mib = timings["prove_it_timings"]["peak_kib"]
+        .as_u64()
+        .expect("peak memory (Linux)")
+        / 1024;
     assert!(peak_mib < 64, "peak memory {peak_mib} MiB");
 }
 

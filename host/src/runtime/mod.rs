@@ -123,11 +123,12 @@ pub fn run<'m, H: Host + Send + 'static>(
             .collect::<Vec<_>>()
             .join(",");
         eprintln!(
-            r#"{{"prove_it_timings":{{"load_us":{},"policy_us":{},"host_us":{},"calls_us":[{calls}],"fuel":{}}}}}"#,
+            r#"{{"prove_it_timings":{{"load_us":{},"policy_us":{},"host_us":{},"calls_us":[{calls}],"fuel":{},"peak_kib":{}}}}}"#,
             loaded.as_micros(),
             policy.as_micros(),
             host.as_micros(),
-            FUEL - store.get_fuel().unwrap_or(0)
+            FUEL - store.get_fuel().unwrap_or(0),
+            peak_kib().map_or("null".to_string(), |k| k.to_string())
         );
     }
     result
@@ -315,6 +316,15 @@ impl wasmtime_wasi::HostMonotonicClock for Frozen {
     fn now(&self) -> u64 {
         0
     }
+}
+
+/// This process's own peak memory (Linux: VmHWM). Measured from outside,
+/// a child's peak also counts its parent's size when it was forked, so a
+/// test in a large test process could not tell the hook's own.
+fn peak_kib() -> Option<u64> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
+    line.split_whitespace().nth(1)?.parse().ok()
 }
 
 #[cfg(test)]
