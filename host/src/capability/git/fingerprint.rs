@@ -35,16 +35,7 @@ pub fn tree_state(root: &Path, memo: &mut Memo) -> Result<TreeState> {
     // Both the commit and the branch name: switching branches is a change.
     let head_id = head.id().map(|id| id.detach());
     let head_name = head.referent_name().map(|n| n.as_bstr().to_string());
-    // The index's trailing checksum is read, not verified: verifying it is
-    // a SHA-1 over the whole file at every stop, and the checksum serves
-    // here only as the index's identity for [`staged_digest`].
-    let index = gix::index::File::at_or_default(
-        repo.index_path(),
-        repo.object_hash(),
-        true,
-        Default::default(),
-    )
-    .context("cannot read the index")?;
+    let index = read_index(&repo)?;
 
     let staged = staged_digest(&repo, head_id, &index, memo)?;
     let mut unstaged = unstaged_records(&repo, root, &index, memo)?;
@@ -80,31 +71,13 @@ pub(super) type Record = (BString, String);
 /// [`tree_state`] hashes, kept path by path. Nothing is memoised here.
 pub(super) fn path_records(root: &Path, memo: &mut Memo) -> Result<(Option<String>, Vec<Record>)> {
     let repo = open(root)?;
-    let head = repo.head().context("cannot read HEAD")?;
-    let head_id = head.id().map(|id| id.detach());
-    let index = gix::index::File::at_or_default(
-        repo.index_path(),
-        repo.object_hash(),
-        true,
-        Default::default(),
-    )
-    .context("cannot read the index")?;
-    let tree = match head_id {
-        Some(commit) => commit_tree(&repo, commit)?,
-        None => repo.empty_tree().id,
-    };
-    let mut records = Vec::new();
-    repo.tree_index_status(
-        &tree,
-        &index,
-        None,
-        gix::status::tree_index::TrackRenames::Disabled,
-        |change, _, _| {
-            records.push(staged(&change));
-            Ok(std::ops::ControlFlow::Continue(()))
-        },
-    )
-    .context("cannot compare HEAD with the index")?;
+    let head_id = repo
+        .head()
+        .context("cannot read HEAD")?
+        .id()
+        .map(|id| id.detach());
+    let index = read_index(&repo)?;
+    let mut records = tree_index_records(&repo, &tree_of(&repo, head_id)?, &index)?;
     records.extend(unstaged_records(&repo, root, &index, memo)?);
     Ok((head_id.map(|id| id.to_string()), records))
 }
@@ -114,33 +87,61 @@ pub(super) fn path_records(root: &Path, memo: &mut Memo) -> Result<(Option<Strin
 pub(super) fn committed_paths(root: &Path, from: &str, to: &str) -> Result<Vec<BString>> {
     let repo = open(root)?;
     let id = |hex: &str| gix::ObjectId::from_hex(hex.as_bytes()).context("not a commit id");
-    let old = commit_tree(&repo, id(from)?)?;
-    let new = commit_tree(&repo, id(to)?)?;
+    let old = tree_of(&repo, Some(id(from)?))?;
+    let new = tree_of(&repo, Some(id(to)?))?;
     let index = repo
         .index_from_tree(&new)
         .context("cannot read the current commit's tree")?;
-    let mut paths = Vec::new();
+    let records = tree_index_records(&repo, &old, &index)?;
+    Ok(records.into_iter().map(|(path, _)| path).collect())
+}
+
+/// The index as `git status` reads it. Its trailing checksum is read, not
+/// verified: verifying is a SHA-1 over the whole file at every stop, and
+/// the checksum serves only as the index's identity for [`staged_digest`].
+fn read_index(repo: &gix::Repository) -> Result<gix::index::File> {
+    gix::index::File::at_or_default(
+        repo.index_path(),
+        repo.object_hash(),
+        true,
+        Default::default(),
+    )
+    .context("cannot read the index")
+}
+
+/// The tree of `commit`, or the empty tree when there is no commit yet.
+fn tree_of(repo: &gix::Repository, commit: Option<gix::ObjectId>) -> Result<gix::ObjectId> {
+    match commit {
+        Some(commit) => Ok(repo
+            .find_commit(commit)
+            .context("cannot read a commit")?
+            .tree_id()
+            .context("cannot read a commit's tree")?
+            .detach()),
+        None => Ok(repo.empty_tree().id),
+    }
+}
+
+/// Every difference between `tree` and `index`, as staged records. No
+/// rename tracking: a rename must differ from a copy.
+fn tree_index_records(
+    repo: &gix::Repository,
+    tree: &gix::oid,
+    index: &gix::index::File,
+) -> Result<Vec<Record>> {
+    let mut records = Vec::new();
     repo.tree_index_status(
-        &old,
-        &index,
+        tree,
+        index,
         None,
         gix::status::tree_index::TrackRenames::Disabled,
         |change, _, _| {
-            paths.push(staged(&change).0);
+            records.push(staged(&change));
             Ok(std::ops::ControlFlow::Continue(()))
         },
     )
-    .context("cannot compare the session's first commit with HEAD")?;
-    Ok(paths)
-}
-
-fn commit_tree(repo: &gix::Repository, commit: gix::ObjectId) -> Result<gix::ObjectId> {
-    Ok(repo
-        .find_commit(commit)
-        .context("cannot read a commit")?
-        .tree_id()
-        .context("cannot read a commit's tree")?
-        .detach())
+    .context("cannot compare a tree with the index")?;
+    Ok(records)
 }
 
 /// The digest of every difference between HEAD's tree and the index.
@@ -165,28 +166,7 @@ fn staged_digest(
     {
         return Ok(known.digest.clone());
     }
-    let tree = match head {
-        Some(commit) => repo
-            .find_commit(commit)
-            .context("cannot read HEAD's commit")?
-            .tree_id()
-            .context("cannot read HEAD's tree")?
-            .detach(),
-        None => repo.empty_tree().id,
-    };
-    let mut records: Vec<(BString, String)> = Vec::new();
-    // No rename tracking: a rename must differ from a copy.
-    repo.tree_index_status(
-        &tree,
-        index,
-        None,
-        gix::status::tree_index::TrackRenames::Disabled,
-        |change, _, _| {
-            records.push(staged(&change));
-            Ok(std::ops::ControlFlow::Continue(()))
-        },
-    )
-    .context("cannot compare HEAD with the index")?;
+    let mut records = tree_index_records(repo, &tree_of(repo, head)?, index)?;
     records.sort();
     let mut hasher = blake3::Hasher::new();
     for (path, what) in &records {
