@@ -232,6 +232,30 @@ fn verify_sh_is_given_the_paths_the_session_changed() {
     assert_eq!(told.trim(), base.trim());
 }
 
+/// The list comes from the stop's own look at the tree, and the staged
+/// part of it from the memo when HEAD and the index have not moved: a
+/// later stop still lists what was staged earlier in the session.
+#[test]
+fn staged_paths_stay_listed_at_later_stops() {
+    let sb = Sandbox::new();
+    let repo = sb.repo("r");
+    let seen = sb.tmp.path().join("seen");
+    repo.arm(&format!(
+        "cp \"$PROVE_IT_CHANGED_FILES\" '{}'\nexit 1",
+        seen.display()
+    ));
+    repo.start("s");
+    repo.write("staged.txt", "s\n");
+    repo.git(&["add", "staged.txt"]);
+    repo.stop("s", false).assert_blocked_with("exit 1");
+    let listed = || std::fs::read_to_string(&seen).expect("the list reached verify.sh");
+    assert_eq!(listed(), "staged.txt\n");
+    std::fs::remove_file(&seen).expect("rm");
+    repo.write("other.txt", "o\n");
+    repo.stop("s", true).assert_blocked_with("exit 1");
+    assert_eq!(listed(), "other.txt\nstaged.txt\n");
+}
+
 /// A `verify.sh` that scopes a check to the changed files runs it only on
 /// what the session touched; run by hand (no variable) it checks everything.
 #[test]

@@ -24,6 +24,12 @@ pub struct Capabilities {
     state: StateStore,
     settings: Settings,
     ledger_dir: PathBuf,
+    /// A look at the tree made just before this instance, for its first
+    /// `tree_state`.
+    handoff: Option<git::Walk>,
+    /// The last `tree_state`'s look at the tree, for the changed-files list
+    /// of a `verify.sh` run right after it.
+    last_walk: Option<git::Walk>,
 }
 
 impl Capabilities {
@@ -42,30 +48,47 @@ impl Capabilities {
             state,
             settings,
             ledger_dir: dirs.ledger.clone(),
+            handoff: None,
+            last_walk: None,
         }
     }
 
+    /// Hands this instance a [`git::Walk`] made a moment ago, for its first
+    /// `tree_state` (SessionStart looks at the tree once, for both the
+    /// starting point and the policy's baseline).
+    pub fn with_walk(mut self, walk: Option<git::Walk>) -> Self {
+        self.handoff = walk;
+        self
+    }
+
     /// Keeps this session's starting point path by path, for
-    /// `PROVE_IT_CHANGED_FILES`; once, at its first start.
-    pub fn keep_base(&self) -> anyhow::Result<()> {
+    /// `PROVE_IT_CHANGED_FILES`; once, at its first start. Returns the look
+    /// at the tree it made (none if the starting point was already kept).
+    pub fn keep_base(&self) -> anyhow::Result<Option<git::Walk>> {
         use anyhow::Context;
         let file = self.state.base_file();
         if file.exists() {
-            return Ok(());
+            return Ok(None);
         }
-        let mut memo = git::Memo::load(&self.state.git_memo_file());
-        let snapshot = git::changes::snapshot(&self.root, &mut memo)?;
+        let memo_file = self.state.git_memo_file();
+        let mut memo = git::Memo::load(&memo_file);
+        let walk = git::walk(&self.root, &mut memo)?;
+        let _ = memo.save(&memo_file);
+        let snapshot = git::changes::snapshot_of(walk.clone());
         let bytes = serde_json::to_vec(&snapshot).context("cannot encode the snapshot")?;
         if let Some(dir) = file.parent() {
             crate::fs::private_dir(dir)?;
         }
-        crate::fs::write_atomic(&file, &bytes)
+        crate::fs::write_atomic(&file, &bytes)?;
+        Ok(Some(walk))
     }
 
     /// `PROVE_IT_BASE` and `PROVE_IT_CHANGED_FILES` for `verify.sh`, when
     /// this session's starting point is known; none when it is not (or the
-    /// list cannot be made), and `verify.sh` then checks everything.
-    fn changed_env(&self) -> Vec<(&'static str, std::ffi::OsString)> {
+    /// list cannot be made), and `verify.sh` then checks everything. The
+    /// list comes from the policy's last look at the tree, when it looked.
+    fn changed_env(&mut self) -> Vec<(&'static str, std::ffi::OsString)> {
+        let last = self.last_walk.take();
         let Ok(bytes) = std::fs::read(self.state.base_file()) else {
             return Vec::new();
         };
@@ -73,8 +96,17 @@ impl Capabilities {
         else {
             return Vec::new();
         };
-        let mut memo = git::Memo::load(&self.state.git_memo_file());
-        let Ok(Some(paths)) = git::changes::changed_since(&self.root, &base, &mut memo) else {
+        let now = match last {
+            Some(walk) => walk,
+            None => {
+                let mut memo = git::Memo::load(&self.state.git_memo_file());
+                match git::walk(&self.root, &mut memo) {
+                    Ok(walk) => walk,
+                    Err(_) => return Vec::new(),
+                }
+            }
+        };
+        let Ok(Some(paths)) = git::changes::changed_since(&self.root, &base, now) else {
             return Vec::new();
         };
         let list = self.state.changed_file();
@@ -96,24 +128,31 @@ fn reply<T>(result: anyhow::Result<T>) -> Reply<T> {
 
 impl Host for Capabilities {
     fn tree_state(&mut self) -> Reply<TreeState> {
-        let file = self.state.git_memo_file();
-        let mut memo = git::Memo::load(&file);
-        let state = git::tree_state(&self.root, &mut memo);
-        if state.is_ok() {
-            // Only a speed-up: a memo that cannot be saved (say, before
-            // the repo's state dir exists) is not an error.
-            let _ = memo.save(&file);
-        }
-        reply(state)
+        let walk = match self.handoff.take() {
+            Some(walk) => walk,
+            None => {
+                let file = self.state.git_memo_file();
+                let mut memo = git::Memo::load(&file);
+                let walk = reply(git::walk(&self.root, &mut memo))?;
+                // Only a speed-up: a memo that cannot be saved (say, before
+                // the repo's state dir exists) is not an error.
+                let _ = memo.save(&file);
+                walk
+            }
+        };
+        let state = walk.state.clone();
+        self.last_walk = Some(walk);
+        Ok(state)
     }
     fn verify_facts(&mut self) -> Reply<VerifyFacts> {
         reply(verify::verify_facts(&self.root))
     }
     fn run_verify(&mut self) -> Reply<VerifyRun> {
+        let env = self.changed_env();
         Ok(verify::run_with(
             &self.root,
             Duration::from_secs(self.settings.timeout_secs),
-            &self.changed_env(),
+            &env,
         ))
     }
     fn session_read(&mut self) -> Reply<SessionRead> {

@@ -290,17 +290,20 @@ fn gate(kind: EventKind, input: &Input, root: &Path, loaded: &Loaded) -> Result<
         session_id: &input.session_id,
         loaded,
         dirs: &dirs,
+        walk: Default::default(),
     };
     if kind == EventKind::SessionStart
         && matches!(
             input.source.as_deref(),
             None | Some("startup") | Some("clear")
         )
-        && let Err(e) = run.capabilities(None).keep_base()
     {
-        notes.push(format!(
-            "prove-it: could not keep this session's starting point path by path ({e:#}), so `verify.sh` gets no PROVE_IT_CHANGED_FILES and checks everything."
-        ));
+        match run.capabilities(None).keep_base() {
+            Ok(walk) => run.walk.set(walk),
+            Err(e) => notes.push(format!(
+                "prove-it: could not keep this session's starting point path by path ({e:#}), so `verify.sh` gets no PROVE_IT_CHANGED_FILES and checks everything."
+            )),
+        }
     }
     decide(&policy, &event, &run).map(|d| d.with_notes(&notes))
 }
@@ -327,6 +330,9 @@ pub struct Run<'a> {
     pub loaded: &'a Loaded,
     /// `loaded.dirs`, or what replaces them for this run.
     pub dirs: &'a Dirs,
+    /// A look at the tree made a moment ago, for the first policy's first
+    /// `tree_state` (see [`Capabilities::with_walk`]).
+    pub walk: std::cell::Cell<Option<crate::capability::git::Walk>>,
 }
 
 impl Run<'_> {
@@ -339,6 +345,7 @@ impl Run<'_> {
             self.dirs,
             namespace,
         )
+        .with_walk(self.walk.take())
     }
 
     fn options(&self) -> RunOptions<'_> {

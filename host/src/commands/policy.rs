@@ -70,6 +70,7 @@ pub fn run(file: &str, hook_event: HookEvent, claim: &str, dir: &Path) -> Result
         session_id: "prove-it-policy-run",
         loaded: &loaded,
         dirs: &dirs,
+        walk: Default::default(),
     };
     let decision = super::hook::decide(&policy, &event, &run)?.with_notes(&event.notes);
     println!(

@@ -9,8 +9,7 @@
 //! touched; a path changed at the start and committed during the session
 //! is listed even if its content ended where it began.
 
-use super::Memo;
-use super::fingerprint::{committed_paths, path_records};
+use super::fingerprint::{Walk, committed_paths};
 use anyhow::Result;
 use gix::bstr::ByteSlice;
 use serde::{Deserialize, Serialize};
@@ -51,16 +50,19 @@ fn usable(records: Vec<(gix::bstr::BString, String)>) -> Option<BTreeMap<String,
     Some(paths)
 }
 
-/// The tree's state path by path (`None`: too many paths, or a name that
-/// cannot be listed).
-pub fn snapshot(root: &Path, memo: &mut Memo) -> Result<Option<Snapshot>> {
-    let (head, records) = path_records(root, memo)?;
-    Ok(usable(records).map(|paths| Snapshot { head, paths }))
+/// The snapshot a [`Walk`] of the tree gives.
+pub fn snapshot_of(walk: Walk) -> Option<Snapshot> {
+    let paths = usable(walk.records?)?;
+    Some(Snapshot {
+        head: walk.state.head,
+        paths,
+    })
 }
 
-/// The paths that differ from `base`, sorted (`None`: no list can be given).
-pub fn changed_since(root: &Path, base: &Snapshot, memo: &mut Memo) -> Result<Option<Vec<String>>> {
-    let Some(now) = snapshot(root, memo)? else {
+/// The paths that differ from `base` in the tree as `now` saw it, sorted
+/// (`None`: no list can be given).
+pub fn changed_since(root: &Path, base: &Snapshot, now: Walk) -> Result<Option<Vec<String>>> {
+    let Some(now) = snapshot_of(now) else {
         return Ok(None);
     };
     let mut changed = BTreeSet::new();

@@ -26,10 +26,32 @@ use std::sync::atomic::AtomicBool;
 /// the crossover was not measured, 4,000 is a round figure between.
 const WALK_THREAD_FROM_ENTRIES: usize = 4_000;
 
+/// One look at the tree: its state, and the path-by-path records its
+/// fingerprint is made of. A stop that runs `verify.sh` lists the changed
+/// files from the same look that fingerprinted the tree.
+#[derive(Clone)]
+pub struct Walk {
+    pub state: TreeState,
+    /// Every path that differs from HEAD with what it holds (its staged and
+    /// its work-tree records, in that order). `None` when the staged
+    /// records were more than [`MEMO_RECORDS_MAX`] and taken from the memo,
+    /// which keeps only their digest then.
+    pub records: Option<Vec<Record>>,
+}
+
+/// Staged records kept in the memo beside their digest, at most; a list of
+/// changed files is not given for more (SPEC.md, "The changed files").
+const MEMO_RECORDS_MAX: usize = 10_000;
+
 /// HEAD and the fingerprint of the whole tree state. `memo` remembers what
 /// need not be recomputed at every stop: big files' content hashes, and the
 /// staged changes for a HEAD and an index that have not moved.
 pub fn tree_state(root: &Path, memo: &mut Memo) -> Result<TreeState> {
+    walk(root, memo).map(|w| w.state)
+}
+
+/// [`tree_state`], with the records it hashed.
+pub fn walk(root: &Path, memo: &mut Memo) -> Result<Walk> {
     let repo = open(root)?;
     let head = repo.head().context("cannot read HEAD")?;
     // Both the commit and the branch name: switching branches is a change.
@@ -37,7 +59,7 @@ pub fn tree_state(root: &Path, memo: &mut Memo) -> Result<TreeState> {
     let head_name = head.referent_name().map(|n| n.as_bstr().to_string());
     let index = read_index(&repo)?;
 
-    let staged = staged_digest(&repo, head_id, &index, memo)?;
+    let (staged, staged_records) = staged_digest(&repo, head_id, &index, memo)?;
     let mut unstaged = unstaged_records(&repo, root, &index, memo)?;
     unstaged.sort();
 
@@ -57,30 +79,21 @@ pub fn tree_state(root: &Path, memo: &mut Memo) -> Result<TreeState> {
         hasher.update(what.as_bytes());
         hasher.update(b"\n");
     }
-    Ok(TreeState {
-        head: head_id.map(|id| id.to_string()),
-        fingerprint: hasher.finalize().to_hex().to_string(),
+    let records = staged_records.map(|mut records| {
+        records.extend(unstaged);
+        records
+    });
+    Ok(Walk {
+        state: TreeState {
+            head: head_id.map(|id| id.to_string()),
+            fingerprint: hasher.finalize().to_hex().to_string(),
+        },
+        records,
     })
 }
 
 /// A path and what it holds there.
 pub(super) type Record = (BString, String);
-
-/// HEAD's commit, and every path that differs from HEAD with what it holds
-/// (its staged and its work-tree records, joined): the same facts as
-/// [`tree_state`] hashes, kept path by path. Nothing is memoised here.
-pub(super) fn path_records(root: &Path, memo: &mut Memo) -> Result<(Option<String>, Vec<Record>)> {
-    let repo = open(root)?;
-    let head_id = repo
-        .head()
-        .context("cannot read HEAD")?
-        .id()
-        .map(|id| id.detach());
-    let index = read_index(&repo)?;
-    let mut records = tree_index_records(&repo, &tree_of(&repo, head_id)?, &index)?;
-    records.extend(unstaged_records(&repo, root, &index, memo)?);
-    Ok((head_id.map(|id| id.to_string()), records))
-}
 
 /// The paths whose content differs between the trees of commits `from`
 /// and `to` (added, modified, deleted; a rename is both of its paths).
@@ -154,7 +167,7 @@ fn staged_digest(
     head: Option<gix::ObjectId>,
     index: &gix::index::File,
     memo: &mut Memo,
-) -> Result<String> {
+) -> Result<(String, Option<Vec<Record>>)> {
     let key = head.zip(index.checksum()).map(|(commit, index)| StagedKey {
         commit: commit.to_string(),
         index: index.to_string(),
@@ -164,7 +177,13 @@ fn staged_digest(
         .as_ref()
         .filter(|m| Some(&m.key) == key.as_ref())
     {
-        return Ok(known.digest.clone());
+        let records = known.records.as_ref().map(|records| {
+            records
+                .iter()
+                .map(|(path, what)| (BString::from(path.as_slice()), what.clone()))
+                .collect()
+        });
+        return Ok((known.digest.clone(), records));
     }
     let mut records = tree_index_records(repo, &tree_of(repo, head)?, index)?;
     records.sort();
@@ -177,13 +196,20 @@ fn staged_digest(
     }
     let digest = hasher.finalize().to_hex().to_string();
     if let Some(key) = key {
+        let kept = (records.len() <= MEMO_RECORDS_MAX).then(|| {
+            records
+                .iter()
+                .map(|(path, what)| (path.to_vec(), what.clone()))
+                .collect()
+        });
         memo.staged = Some(Staged {
             key,
             digest: digest.clone(),
+            records: kept,
         });
         memo.changed = true;
     }
-    Ok(digest)
+    Ok((digest, Some(records)))
 }
 
 /// Every path where the work tree differs from the index, and every

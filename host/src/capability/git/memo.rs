@@ -30,6 +30,10 @@ pub(super) struct StagedKey {
 pub(super) struct Staged {
     pub(super) key: StagedKey,
     pub(super) digest: String,
+    /// The records the digest is of, for the changed-files list (`None`:
+    /// too many to keep). A memo without this field is not read at all.
+    #[serde(deserialize_with = "serde::Deserialize::deserialize")]
+    pub(super) records: Option<Vec<(Vec<u8>, String)>>,
 }
 
 impl Memo {

@@ -9,5 +9,5 @@ mod fingerprint;
 mod memo;
 
 pub use discover::discover;
-pub use fingerprint::tree_state;
+pub use fingerprint::{Walk, tree_state, walk};
 pub use memo::Memo;
