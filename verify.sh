@@ -10,9 +10,12 @@
 #                        Codex CLI and Gemini CLI sessions (the plugin
 #                        downloading its host among them), the release
 #                        archives run here (aarch64 under qemu-user), a
-#                        fresh `policy new` crate build, the soak. It
-#                        installs the pinned agent CLIs (npm) and the
-#                        release tools (release/tools.sh), and builds
+#                        fresh `policy new` crate build, the soak, the
+#                        canary on real Rust, Python, Node and Go projects.
+#                        It installs the pinned agent CLIs (npm), the
+#                        stack tools (tests/install-stack-tools.sh: pytest,
+#                        mypy, ruff, tsc, eslint; Go from the system's
+#                        packages) and the release tools, and builds
 #                        the Linux release archives into
 #                        target/release-archives unless PROVE_IT_RELEASE_DIR
 #                        names a folder that has them. CI runs this (.ci/run).
@@ -26,7 +29,7 @@ full=false
 case "${1:-}" in
   "") ;;
   --full) full=true ;;
-  -h | --help) sed -n '2,21p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+  -h | --help) sed -n '2,24p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
   *) printf 'verify.sh: unknown argument `%s`: use --full, or nothing (--help says more)\n' "$1" >&2; exit 2 ;;
 esac
 
@@ -69,6 +72,7 @@ if $full; then
   step "tests (all, the slow suite too)"
   tests/install-claude-code.sh
   tests/install-agent-clis.sh
+  tests/install-stack-tools.sh
   which=(--include-ignored)
 else
   step "tests (fast; ./verify.sh --full adds the slow suite)"

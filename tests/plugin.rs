@@ -118,6 +118,7 @@ fn installs_from_a_checkout_through_the_marketplace() {
         "plugin/prove-it",
         "commands/init.md",
         "commands/ledger.md",
+        "commands/canary.md",
     ] {
         assert!(
             installed.join(file).is_file(),

@@ -1,6 +1,7 @@
 //! Integration tests: real git repositories, the real `prove-it` binary.
 
 mod agent_hosts;
+mod canary;
 mod claude;
 mod contract;
 mod download;

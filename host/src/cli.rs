@@ -75,6 +75,34 @@ pub enum Command {
         #[arg(default_value = ".")]
         dir: PathBuf,
     },
+    /// Prove that verify.sh can fail: plant known defects, one at a time.
+    ///
+    /// In a throwaway copy of the work tree (a `git worktree` of HEAD plus
+    /// your uncommitted changes and untracked files, in a temp dir; your
+    /// own tree is not touched, and the copy is removed at the end, on
+    /// Ctrl-C too), it runs ./verify.sh once as it is, then with one
+    /// planted defect at a time: trailing whitespace; and for Rust, Python,
+    /// Node/TypeScript and Go, a failing test, a type error, a lint
+    /// violation and (Rust, Go) unformatted code. A defect verify.sh lets
+    /// through is a check that cannot fail. Each run is bounded by
+    /// PROVE_IT_TIMEOUT.
+    ///
+    /// Exit codes: 0 every planted defect made verify.sh fail; 1 some did
+    /// not; 2 the canary could not judge (no verify.sh, no commit, or
+    /// verify.sh fails in the copy before any defect is planted).
+    Canary {
+        /// A folder inside the repository.
+        #[arg(default_value = ".")]
+        dir: PathBuf,
+        /// Print one JSON object (a record per planted defect) instead of
+        /// the table.
+        #[arg(long)]
+        json: bool,
+        /// Do not plant these kinds (comma-separated), for checks you have
+        /// chosen not to run.
+        #[arg(long, value_enum, value_delimiter = ',', value_name = "KIND")]
+        skip: Vec<crate::commands::canary::Kind>,
+    },
     /// Gate Codex CLI or Gemini CLI in this repository: wire its hooks.
     ///
     /// Writes the gate's hooks into the repository's own hook file

@@ -21,6 +21,9 @@ fn main() -> ExitCode {
             commands::hook::execute(agent, event).map(|()| ExitCode::SUCCESS)
         }
         cli::Command::Init { dir } => commands::init::execute(&dir).map(|()| ExitCode::SUCCESS),
+        cli::Command::Canary { dir, json, skip } => {
+            Ok(commands::canary::execute(&dir, json, &skip))
+        }
         cli::Command::Setup { agent, dir, user } => {
             commands::setup::execute(agent.into(), &dir, user)
         }

@@ -6,7 +6,7 @@
 //! It never overwrites an existing `verify.sh`, and it leaves nothing in the
 //! tree but `verify.sh` (the demo copy lives in a temp dir).
 
-mod stacks;
+pub mod stacks;
 
 use crate::capability::{git, verify};
 use anyhow::{Context, Result, bail};
@@ -69,6 +69,7 @@ pub fn execute(dir: &Path) -> Result<()> {
         "\nNext:\n\
          - Commit verify.sh, so every session starts armed.\n\
          - Switch on the commented checks ONE at a time: run it by hand, see it pass, make it fail once on purpose and see ./verify.sh fail, then uncomment it.\n\
+         - Run `prove-it canary` to see which defects verify.sh lets through (it plants them in a throwaway copy), and again after each check you switch on.\n\
          - Keep verify.sh to about a minute; slow checks and checks that need secrets belong in CI.\n\
          - Until a check is switched on, the gate proves only what is active: today, that uncommitted changes have no whitespace errors."
     );

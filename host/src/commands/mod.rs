@@ -1,5 +1,6 @@
 //! One subcommand per file, each with its own `execute`.
 
+pub mod canary;
 pub mod doctor;
 pub mod hook;
 pub mod init;

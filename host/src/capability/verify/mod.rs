@@ -19,4 +19,4 @@ mod run;
 mod tail;
 
 pub use facts::{VERIFY_SH, verify_facts};
-pub use run::{run, run_script, run_with};
+pub use run::{run, run_script, run_with, stop_running};

@@ -10,6 +10,7 @@ use std::io::Read;
 use std::os::unix::process::{CommandExt, ExitStatusExt};
 use std::path::Path;
 use std::process::{Child, Command, Stdio};
+use std::sync::atomic::{AtomicI32, Ordering};
 use std::sync::mpsc::{self, RecvTimeoutError};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -17,6 +18,20 @@ use std::time::{Duration, Instant};
 /// How long to wait for the output pipe to close once the group is gone (a
 /// process that escaped the group may still hold it open).
 const DRAIN_GRACE: Duration = Duration::from_millis(500);
+
+/// The process group of the script running now (0: none), for
+/// [`stop_running`].
+static RUNNING: AtomicI32 = AtomicI32::new(0);
+
+/// Kills the script running now, if any, and all it started: for a command
+/// that is interrupted and must clean up after the script before it exits
+/// (`prove-it canary`). Safe to call from any thread.
+pub fn stop_running() {
+    let group = RUNNING.swap(0, Ordering::SeqCst);
+    if group > 0 {
+        kill_group(group);
+    }
+}
 
 /// Runs `verify.sh` in `root`, stopping it after `timeout`.
 pub fn run(root: &Path, timeout: Duration) -> VerifyRun {
@@ -57,6 +72,7 @@ fn run_script_with(
         Err(e) => return could_not_start(e.to_string()),
     };
     let group = child.id() as libc::pid_t;
+    RUNNING.store(group, Ordering::SeqCst);
     let tail = Arc::new(Mutex::new(Tail::default()));
     let (drained_tx, drained_rx) = mpsc::channel();
     {
@@ -84,6 +100,7 @@ fn run_script_with(
     };
     // Whatever the script left running in its group goes too.
     kill_group(group);
+    RUNNING.store(0, Ordering::SeqCst);
     if let Some(guard) = guard {
         guard.release();
     }

@@ -11,6 +11,9 @@ use std::path::Path;
 /// One detected stack: a heading and its candidate checks.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Stack {
+    /// The family, whatever its tools: "rust", "node", "python", "go", ...
+    /// (what `prove-it canary` plants defects by).
+    pub key: &'static str,
     /// e.g. "Node (pnpm)".
     pub name: String,
     /// The file(s) that gave it away, for the heading.
@@ -52,6 +55,7 @@ impl Root<'_> {
 enum Rule {
     /// Any of `markers` at the root; always the same checks.
     Files {
+        key: &'static str,
         name: &'static str,
         markers: &'static [&'static str],
         evidence: &'static str,
@@ -64,6 +68,7 @@ enum Rule {
 /// Every stack, in the order `init` writes their sections.
 const STACKS: &[Rule] = &[
     Rule::Files {
+        key: "rust",
         name: "Rust",
         markers: &["Cargo.toml"],
         evidence: "Cargo.toml",
@@ -75,12 +80,14 @@ const STACKS: &[Rule] = &[
     },
     Rule::Odd(node),
     Rule::Files {
+        key: "deno",
         name: "Deno",
         markers: &["deno.json", "deno.jsonc"],
         evidence: "deno.json",
         checks: &["deno test", "deno check .", "deno lint", "deno fmt --check"],
     },
     Rule::Files {
+        key: "python",
         name: "Python",
         markers: &[
             "pyproject.toml",
@@ -92,12 +99,14 @@ const STACKS: &[Rule] = &[
         checks: &["python -m pytest -q", "python -m mypy .", "ruff check ."],
     },
     Rule::Files {
+        key: "go",
         name: "Go",
         markers: &["go.mod"],
         evidence: "go.mod",
         checks: &["go test ./...", "go vet ./...", "test -z \"$(gofmt -l .)\""],
     },
     Rule::Files {
+        key: "maven",
         name: "Java (Maven)",
         markers: &["pom.xml"],
         evidence: "pom.xml",
@@ -107,6 +116,7 @@ const STACKS: &[Rule] = &[
     Rule::Odd(dotnet),
     Rule::Odd(ruby),
     Rule::Files {
+        key: "php",
         name: "PHP",
         markers: &["composer.json"],
         evidence: "composer.json",
@@ -114,6 +124,7 @@ const STACKS: &[Rule] = &[
     },
     Rule::Odd(dart),
     Rule::Files {
+        key: "elixir",
         name: "Elixir",
         markers: &["mix.exs"],
         evidence: "mix.exs",
@@ -125,6 +136,7 @@ const STACKS: &[Rule] = &[
     },
     Rule::Odd(c_cpp),
     Rule::Files {
+        key: "swift",
         name: "Swift",
         markers: &["Package.swift"],
         evidence: "Package.swift",
@@ -139,18 +151,22 @@ pub fn detect(root: &Path) -> Vec<Stack> {
         .iter()
         .filter_map(|rule| match rule {
             Rule::Files {
+                key,
                 name,
                 markers,
                 evidence,
                 checks,
-            } => root.has_any(markers).then(|| stack(name, evidence, checks)),
+            } => root
+                .has_any(markers)
+                .then(|| stack(key, name, evidence, checks)),
             Rule::Odd(detect) => detect(&root),
         })
         .collect()
 }
 
-fn stack<S: AsRef<str>>(name: &str, evidence: &str, checks: &[S]) -> Stack {
+fn stack<S: AsRef<str>>(key: &'static str, name: &str, evidence: &str, checks: &[S]) -> Stack {
     Stack {
+        key,
         name: name.to_string(),
         evidence: evidence.to_string(),
         checks: checks.iter().map(|c| c.as_ref().to_string()).collect(),
@@ -181,7 +197,12 @@ fn node(root: &Root) -> Option<Stack> {
         checks.push(format!("{exec} tsc --noEmit"));
     }
     checks.push(format!("{runner} run lint"));
-    Some(stack(&format!("Node ({runner})"), evidence, &checks))
+    Some(stack(
+        "node",
+        &format!("Node ({runner})"),
+        evidence,
+        &checks,
+    ))
 }
 
 /// Gradle: the project's wrapper when it has one.
@@ -201,7 +222,7 @@ fn gradle(root: &Root) -> Option<Stack> {
         "gradle"
     };
     let checks = [format!("{gradle} test"), format!("{gradle} check")];
-    Some(stack("Java (Gradle)", "build.gradle", &checks))
+    Some(stack("gradle", "Java (Gradle)", "build.gradle", &checks))
 }
 
 /// .NET: project files have the project's own name.
@@ -209,6 +230,7 @@ fn dotnet(root: &Root) -> Option<Stack> {
     root.has_extension(&[".sln", ".csproj", ".fsproj", ".vbproj"])
         .then(|| {
             stack(
+                "dotnet",
                 ".NET",
                 "*.sln / *.csproj",
                 &["dotnet test", "dotnet format --verify-no-changes"],
@@ -226,7 +248,12 @@ fn ruby(root: &Root) -> Option<Stack> {
     } else {
         "bundle exec rake test"
     };
-    Some(stack("Ruby", "Gemfile", &[test, "bundle exec rubocop"]))
+    Some(stack(
+        "ruby",
+        "Ruby",
+        "Gemfile",
+        &[test, "bundle exec rubocop"],
+    ))
 }
 
 /// Dart, or Flutter when the manifest says so.
@@ -236,12 +263,14 @@ fn dart(root: &Root) -> Option<Stack> {
     }
     Some(if root.read("pubspec.yaml").contains("flutter:") {
         stack(
+            "flutter",
             "Flutter",
             "pubspec.yaml",
             &["flutter test", "flutter analyze"],
         )
     } else {
         stack(
+            "dart",
             "Dart",
             "pubspec.yaml",
             &[
@@ -257,6 +286,7 @@ fn dart(root: &Root) -> Option<Stack> {
 fn c_cpp(root: &Root) -> Option<Stack> {
     if root.has("CMakeLists.txt") {
         Some(stack(
+            "c",
             "C/C++ (CMake)",
             "CMakeLists.txt",
             &[
@@ -265,7 +295,12 @@ fn c_cpp(root: &Root) -> Option<Stack> {
             ],
         ))
     } else if root.has_any(&["Makefile", "makefile", "GNUmakefile"]) {
-        Some(stack("C/C++ (make)", "Makefile", &["make", "make test"]))
+        Some(stack(
+            "c",
+            "C/C++ (make)",
+            "Makefile",
+            &["make", "make test"],
+        ))
     } else {
         None
     }

@@ -1,0 +1,315 @@
+//! The throwaway copy `prove-it canary` plants its defects in: a detached
+//! `git worktree` of HEAD in a temp dir, with the person's staged and
+//! unstaged changes and untracked files laid over it, and their dependency
+//! folders linked in. The person's own work tree is only read.
+//!
+//! The copy is removed when it is dropped, and when the canary is
+//! interrupted (Ctrl-C, SIGTERM, SIGHUP): a signal thread kills the running
+//! `verify.sh`, removes the copy and exits. A copy left by a canary that was
+//! killed outright (kill -9) is removed by the next canary in that
+//! repository.
+
+use crate::capability::verify;
+use anyhow::{Context, Result, bail};
+use std::io::Write as _;
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+/// Ignored folders that hold what the checks run with, not what they
+/// check. They are linked into the copy, not copied: a `verify.sh` that
+/// runs `npm test` or `.venv/bin/pytest` finds its tools there too.
+const DEPENDENCY_DIRS: [&str; 3] = ["node_modules", ".venv", "venv"];
+
+/// The temp dir's name starts with this and the canary's process id.
+const PREFIX: &str = "prove-it-canary-";
+
+/// What to remove: the temp dir holding the copy, and the worktree's
+/// record in the repository's git dir.
+#[derive(Clone)]
+struct Leftovers {
+    temp: PathBuf,
+    admin: Option<PathBuf>,
+}
+
+impl Leftovers {
+    /// Removes both; never fails (there is nothing more to do if it can't).
+    fn remove(&self) {
+        let _ = std::fs::remove_dir_all(&self.temp);
+        if let Some(admin) = &self.admin {
+            let _ = std::fs::remove_dir_all(admin);
+        }
+    }
+}
+
+/// The copy the signal thread must remove if the canary is interrupted.
+static PENDING: Mutex<Option<Leftovers>> = Mutex::new(None);
+
+/// Set by the signal thread before it cleans up and exits.
+static INTERRUPTED: AtomicBool = AtomicBool::new(false);
+
+/// When the canary has been interrupted, waits here for the signal thread
+/// to finish cleaning up and end the process: the main thread, seeing its
+/// `verify.sh` killed and its copy gone, must not report that as a result.
+pub fn halt_if_interrupted() {
+    while INTERRUPTED.load(Ordering::SeqCst) {
+        std::thread::park();
+    }
+}
+
+pub struct Copy {
+    /// The copy's work tree.
+    pub root: PathBuf,
+    /// A folder beside the copy (not in it) for the canary's own files.
+    pub scratch: PathBuf,
+    leftovers: Leftovers,
+}
+
+impl Drop for Copy {
+    fn drop(&mut self) {
+        self.leftovers.remove();
+        if let Ok(mut pending) = PENDING.lock() {
+            *pending = None;
+        }
+    }
+}
+
+/// From now on, Ctrl-C, SIGTERM and SIGHUP kill the running `verify.sh`,
+/// remove the copy and end the canary with 130.
+pub fn clean_up_on_signals() -> Result<()> {
+    use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
+    let mut signals = signal_hook::iterator::Signals::new([SIGINT, SIGTERM, SIGHUP])
+        .context("cannot set up the clean-up on Ctrl-C")?;
+    std::thread::spawn(move || {
+        if signals.forever().next().is_some() {
+            INTERRUPTED.store(true, Ordering::SeqCst);
+            verify::stop_running();
+            let pending = PENDING.lock().ok().and_then(|mut p| p.take());
+            if let Some(leftovers) = pending {
+                leftovers.remove();
+            }
+            eprintln!("\nprove-it canary: interrupted; the throwaway copy is removed.");
+            std::process::exit(130);
+        }
+    });
+    Ok(())
+}
+
+/// Makes the copy of `repo`'s work tree, saying what it does on stderr.
+pub fn make(repo: &Path) -> Result<Copy> {
+    let common = PathBuf::from(text(&git(repo, &["rev-parse", "--git-common-dir"])?));
+    let common = if common.is_absolute() {
+        common
+    } else {
+        repo.join(common)
+    };
+    remove_stale(&common);
+    if git(repo, &["rev-parse", "--verify", "--quiet", "HEAD^{commit}"]).is_err() {
+        bail!(
+            "this repository has no commit yet, and the throwaway copy is made from one; commit once (`git commit`), then run the canary again"
+        );
+    }
+
+    let temp = tempfile::Builder::new()
+        .prefix(&format!("{PREFIX}{}-", std::process::id()))
+        .tempdir()
+        .context("cannot make a temp dir for the throwaway copy")?
+        .keep();
+    let name = repo.file_name().map_or_else(
+        || "copy".into(),
+        |n| {
+            n.to_string_lossy()
+                .replace(|c: char| c.is_whitespace(), "-")
+        },
+    );
+    let root = temp.join(&name);
+    let scratch = temp.join("canary");
+    let mut leftovers = Leftovers { temp, admin: None };
+    *PENDING.lock().unwrap_or_else(|p| p.into_inner()) = Some(leftovers.clone());
+    // The copy exists from here on: every exit removes it.
+    let mut copy = Copy {
+        root: root.clone(),
+        scratch,
+        leftovers: leftovers.clone(),
+    };
+    std::fs::create_dir_all(&copy.scratch).context("cannot make the canary's scratch dir")?;
+
+    // The person's own hooks (post-checkout, say) stay out of it.
+    git(
+        repo,
+        &[
+            "-c",
+            "core.hooksPath=/dev/null",
+            "worktree",
+            "add",
+            "--detach",
+            "--quiet",
+            &root.to_string_lossy(),
+            "HEAD",
+        ],
+    )
+    .context("cannot make a throwaway worktree of HEAD")?;
+    let admin = PathBuf::from(text(&git(&root, &["rev-parse", "--git-dir"])?));
+    leftovers.admin = Some(if admin.is_absolute() {
+        admin
+    } else {
+        root.join(admin)
+    });
+    *PENDING.lock().unwrap_or_else(|p| p.into_inner()) = Some(leftovers.clone());
+    copy.leftovers = leftovers;
+
+    // Staged changes into the copy's index and tree, then unstaged ones
+    // into its tree: `git diff --check` sees what it sees in the original.
+    let diff = |cached: bool| -> Result<Vec<u8>> {
+        let mut args = vec![
+            "diff",
+            "--binary",
+            "--no-color",
+            "--no-ext-diff",
+            "--no-textconv",
+            "--no-relative",
+            "--ignore-submodules=all",
+            "--src-prefix=a/",
+            "--dst-prefix=b/",
+        ];
+        if cached {
+            args.push("--cached");
+        }
+        git(repo, &args)
+    };
+    let staged = diff(true)?;
+    if !staged.is_empty() {
+        apply(&root, &staged, true).context("cannot copy your staged changes")?;
+    }
+    let unstaged = diff(false)?;
+    if !unstaged.is_empty() {
+        apply(&root, &unstaged, false).context("cannot copy your unstaged changes")?;
+    }
+    copy_untracked(repo, &root)?;
+    for dir in DEPENDENCY_DIRS {
+        let from = repo.join(dir);
+        let to = root.join(dir);
+        if from.is_dir() && std::fs::symlink_metadata(&to).is_err() {
+            std::os::unix::fs::symlink(&from, &to)
+                .with_context(|| format!("cannot link `{dir}` into the copy"))?;
+        }
+    }
+    Ok(copy)
+}
+
+/// Removes copies whose canary is gone (killed outright): their temp dir
+/// and their worktree record.
+fn remove_stale(common: &Path) {
+    let Ok(entries) = std::fs::read_dir(common.join("worktrees")) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        let Ok(gitdir) = std::fs::read_to_string(entry.path().join("gitdir")) else {
+            continue;
+        };
+        // `<temp>/<name>/.git`: the temp dir is two levels up.
+        let Some(temp) = Path::new(gitdir.trim()).parent().and_then(Path::parent) else {
+            continue;
+        };
+        let Some(pid) = temp
+            .file_name()
+            .and_then(|n| n.to_str())
+            .and_then(|n| n.strip_prefix(PREFIX))
+            .and_then(|n| n.split('-').next())
+            .and_then(|pid| pid.parse::<libc::pid_t>().ok())
+        else {
+            continue;
+        };
+        // SAFETY: signal 0 only asks whether the process exists.
+        let alive = unsafe { libc::kill(pid, 0) } == 0
+            || std::io::Error::last_os_error().raw_os_error() == Some(libc::EPERM);
+        if !alive {
+            Leftovers {
+                temp: temp.to_path_buf(),
+                admin: Some(entry.path()),
+            }
+            .remove();
+        }
+    }
+}
+
+/// Applies a patch in the copy (`index`: to its index too).
+fn apply(root: &Path, patch: &[u8], index: bool) -> Result<()> {
+    let mut args = vec!["apply", "--whitespace=nowarn"];
+    if index {
+        args.push("--index");
+    }
+    let mut child = Command::new("git")
+        .args(&args)
+        .current_dir(root)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .context("cannot run git")?;
+    let mut stdin = child.stdin.take().context("no stdin")?;
+    let written = stdin.write_all(patch);
+    drop(stdin);
+    let out = child.wait_with_output().context("cannot run git")?;
+    if !out.status.success() {
+        bail!("git apply: {}", String::from_utf8_lossy(&out.stderr).trim());
+    }
+    written.context("cannot hand git the patch")
+}
+
+/// Copies the files git does not track and does not ignore.
+fn copy_untracked(repo: &Path, root: &Path) -> Result<()> {
+    let list = git(repo, &["ls-files", "-z", "--others", "--exclude-standard"])?;
+    for rel in list.split(|&b| b == 0).filter(|p| !p.is_empty()) {
+        use std::os::unix::ffi::OsStrExt;
+        let rel = Path::new(std::ffi::OsStr::from_bytes(rel));
+        // A nested repository is listed as a folder: it is not ours to copy.
+        if rel.as_os_str().as_bytes().ends_with(b"/") {
+            continue;
+        }
+        let (from, to) = (repo.join(rel), root.join(rel));
+        if let Some(parent) = to.parent() {
+            std::fs::create_dir_all(parent)
+                .with_context(|| format!("cannot copy `{}`", rel.display()))?;
+        }
+        let meta = std::fs::symlink_metadata(&from)
+            .with_context(|| format!("cannot read `{}`", rel.display()))?;
+        if meta.file_type().is_symlink() {
+            let target = std::fs::read_link(&from)?;
+            std::os::unix::fs::symlink(target, &to)
+        } else {
+            std::fs::copy(&from, &to).and_then(|_| {
+                std::fs::set_permissions(
+                    &to,
+                    std::fs::Permissions::from_mode(meta.permissions().mode()),
+                )
+            })
+        }
+        .with_context(|| format!("cannot copy `{}` into the copy", rel.display()))?;
+    }
+    Ok(())
+}
+
+/// `git ARGS` in `dir`; its stdout, or an error with what git said.
+pub fn git(dir: &Path, args: &[&str]) -> Result<Vec<u8>> {
+    let out = Command::new("git")
+        .args(args)
+        .current_dir(dir)
+        .stdin(Stdio::null())
+        .output()
+        .context("cannot run git (the canary's copy is a `git worktree`)")?;
+    if !out.status.success() {
+        bail!(
+            "`git {}` failed: {}",
+            args.join(" "),
+            String::from_utf8_lossy(&out.stderr).trim()
+        );
+    }
+    Ok(out.stdout)
+}
+
+fn text(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).trim().to_string()
+}

@@ -1,0 +1,766 @@
+//! The defects `prove-it canary` plants, and where: one whitespace error
+//! for every repository, then, for each stack it knows, a failing test in
+//! the stack's test layout, a type or compile error, a lint violation and
+//! (where the stack has one standard formatter) unformatted code.
+//!
+//! Each defect is chosen to trip exactly one kind of check: a failing test
+//! that type-checks, lints and is formatted; a type error that no test
+//! runs into (a build or a test runner that compiles catches it too); lint
+//! and format defects that compile and run. Every planted line says it was
+//! planted by prove-it canary.
+
+use super::super::init::stacks::Stack;
+use clap::ValueEnum;
+use serde::Serialize;
+use std::path::{Path, PathBuf};
+
+/// What kind of check a defect should trip.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, ValueEnum, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Kind {
+    /// Trailing whitespace on a changed line (`git diff --check`).
+    Whitespace,
+    /// A failing unit test.
+    Test,
+    /// A type or compile error.
+    Type,
+    /// A lint violation.
+    Lint,
+    /// Code the stack's formatter would rewrite.
+    Format,
+}
+
+impl Kind {
+    /// The defect in words, for the table.
+    pub fn defect(self) -> &'static str {
+        match self {
+            Kind::Whitespace => "trailing whitespace",
+            Kind::Test => "a failing test",
+            Kind::Type => "a type error",
+            Kind::Lint => "a lint violation",
+            Kind::Format => "unformatted code",
+        }
+    }
+
+    /// What it means when `verify.sh` passes with this defect in.
+    pub fn missing(self) -> &'static str {
+        match self {
+            Kind::Whitespace => "`git diff --check` is not switched on",
+            Kind::Test => "no test runner is switched on, or it does not run that file",
+            Kind::Type => "no type check or build is switched on",
+            Kind::Lint => "no linter is switched on",
+            Kind::Format => "no format check is switched on",
+        }
+    }
+}
+
+/// One defect to plant.
+#[derive(Debug, Clone)]
+pub struct Defect {
+    pub kind: Kind,
+    /// The stack's name (`None` for the whitespace error, which is any
+    /// repository's).
+    pub stack: Option<String>,
+    /// The file it goes in, relative to the root.
+    pub file: String,
+    /// The check `init` offers for this stack that would catch it.
+    pub check: Option<String>,
+    edit: Edit,
+}
+
+#[derive(Debug, Clone)]
+enum Edit {
+    /// Two spaces at the end of the file's first line that can take them.
+    TrailingSpaces,
+    /// Lines added at the end of an existing file.
+    Append(String),
+    /// Lines added to a Rust file before its first `#[cfg(test)]` item, or
+    /// at its end (clippy flags items after a test module).
+    BeforeTests(String),
+    /// A new file.
+    Create(String),
+}
+
+/// A planted defect, to be taken out again.
+pub struct Planted {
+    file: PathBuf,
+    /// The file's bytes before (`None`: the canary made it).
+    before: Option<Vec<u8>>,
+    /// Folders the canary made for it, deepest first.
+    made_dirs: Vec<PathBuf>,
+}
+
+impl Defect {
+    /// Plants it in the copy at `root`.
+    pub fn plant(&self, root: &Path) -> std::io::Result<Planted> {
+        let file = root.join(&self.file);
+        match &self.edit {
+            Edit::TrailingSpaces | Edit::Append(_) | Edit::BeforeTests(_) => {
+                let before = std::fs::read(&file)?;
+                let after = match &self.edit {
+                    Edit::Append(block) => append(&before, block),
+                    Edit::BeforeTests(block) => before_tests(&before, block),
+                    _ => trailing_spaces(&before).ok_or_else(|| {
+                        std::io::Error::other("no line that can take trailing spaces")
+                    })?,
+                };
+                std::fs::write(&file, after)?;
+                Ok(Planted {
+                    file,
+                    before: Some(before),
+                    made_dirs: Vec::new(),
+                })
+            }
+            Edit::Create(text) => {
+                let mut made_dirs = Vec::new();
+                let mut dir = file.parent();
+                while let Some(d) = dir.filter(|d| !d.exists()) {
+                    made_dirs.push(d.to_path_buf());
+                    dir = d.parent();
+                }
+                if let Some(parent) = file.parent() {
+                    std::fs::create_dir_all(parent)?;
+                }
+                std::fs::OpenOptions::new()
+                    .write(true)
+                    .create_new(true)
+                    .open(&file)
+                    .and_then(|mut f| std::io::Write::write_all(&mut f, text.as_bytes()))?;
+                Ok(Planted {
+                    file,
+                    before: None,
+                    made_dirs,
+                })
+            }
+        }
+    }
+}
+
+impl Planted {
+    /// Puts the copy back as it was.
+    pub fn remove(self) -> std::io::Result<()> {
+        match self.before {
+            Some(bytes) => std::fs::write(&self.file, bytes)?,
+            None => std::fs::remove_file(&self.file)?,
+        }
+        for dir in self.made_dirs {
+            let _ = std::fs::remove_dir(dir);
+        }
+        Ok(())
+    }
+}
+
+/// `before` with `block` after one blank line.
+fn append(before: &[u8], block: &str) -> Vec<u8> {
+    let newlines = before.iter().rev().take_while(|&&b| b == b'\n').count();
+    let gap = match (before.is_empty(), newlines) {
+        (true, _) => "",
+        (false, 0) => "\n\n",
+        (false, 1) => "\n",
+        _ => "",
+    };
+    let mut after = before.to_vec();
+    after.extend_from_slice(gap.as_bytes());
+    after.extend_from_slice(block.as_bytes());
+    after
+}
+
+/// `before` with `block` and a blank line inserted before its first line
+/// that starts with `#[cfg(test)]`; else [`append`]ed.
+fn before_tests(before: &[u8], block: &str) -> Vec<u8> {
+    let mut start = 0;
+    for line in before.split_inclusive(|&b| b == b'\n') {
+        if line.starts_with(b"#[cfg(test)]") {
+            let mut after = before[..start].to_vec();
+            after.extend_from_slice(block.as_bytes());
+            after.push(b'\n');
+            after.extend_from_slice(&before[start..]);
+            return after;
+        }
+        start += line.len();
+    }
+    append(before, block)
+}
+
+/// `text` with two spaces at the end of its first line that has content,
+/// does not already end in whitespace and does not continue on the next
+/// line (a trailing `\`).
+fn trailing_spaces(text: &[u8]) -> Option<Vec<u8>> {
+    let mut start = 0;
+    for line in text.split_inclusive(|&b| b == b'\n') {
+        let body = line.strip_suffix(b"\n").unwrap_or(line);
+        let body = body.strip_suffix(b"\r").unwrap_or(body);
+        let fits = body
+            .last()
+            .is_some_and(|&b| !b.is_ascii_whitespace() && b != b'\\');
+        if fits {
+            let at = start + body.len();
+            let mut after = text[..at].to_vec();
+            after.extend_from_slice(b"  ");
+            after.extend_from_slice(&text[at..]);
+            return Some(after);
+        }
+        start += line.len();
+    }
+    None
+}
+
+/// The files of the copy the canary may plant in: tracked or untracked,
+/// not ignored, regular files; sorted by depth, then path.
+pub struct Files {
+    root: PathBuf,
+    paths: Vec<String>,
+}
+
+impl Files {
+    pub fn new(root: &Path, mut paths: Vec<String>) -> Files {
+        paths.retain(|p| {
+            std::fs::symlink_metadata(root.join(p)).is_ok_and(|m| m.file_type().is_file())
+        });
+        paths.sort_by_key(|p| (p.matches('/').count(), p.clone()));
+        paths.dedup();
+        Files {
+            root: root.to_path_buf(),
+            paths,
+        }
+    }
+
+    fn read(&self, path: &str) -> Option<String> {
+        let bytes = std::fs::read(self.root.join(path)).ok()?;
+        if bytes.contains(&0) {
+            return None;
+        }
+        String::from_utf8(bytes).ok()
+    }
+
+    fn find(&self, keep: impl Fn(&str) -> bool) -> Vec<&str> {
+        self.paths
+            .iter()
+            .map(String::as_str)
+            .filter(|p| keep(p))
+            .collect()
+    }
+}
+
+/// Every defect to plant in `files` for `stacks`, leaving out `skip`; and
+/// a note for each stack the canary has no defects for.
+pub fn plan(files: &Files, stacks: &[Stack], skip: &[Kind]) -> (Vec<Defect>, Vec<String>) {
+    let mut defects = Vec::new();
+    let mut notes = Vec::new();
+    if let Some(file) = whitespace_target(files, stacks) {
+        defects.push(Defect {
+            kind: Kind::Whitespace,
+            stack: None,
+            file,
+            check: Some("git diff --check".into()),
+            edit: Edit::TrailingSpaces,
+        });
+    } else {
+        notes.push("no text file to plant trailing whitespace in".into());
+    }
+    for stack in stacks {
+        let planted = match stack.key {
+            "rust" => rust(files, stack),
+            "python" => python(files, stack),
+            "node" => node(files, stack),
+            "go" => go(files, stack),
+            _ => {
+                notes.push(format!(
+                    "{}: the canary has no defects for this stack yet (only the whitespace one applies)",
+                    stack.name
+                ));
+                continue;
+            }
+        };
+        if planted.is_empty() {
+            notes.push(format!(
+                "{}: no source file found to plant defects in",
+                stack.name
+            ));
+        }
+        defects.extend(planted);
+    }
+    defects.retain(|d| !skip.contains(&d.kind));
+    (defects, notes)
+}
+
+fn defect(kind: Kind, stack: &Stack, file: &str, check: Option<String>, edit: Edit) -> Defect {
+    Defect {
+        kind,
+        stack: Some(stack.name.clone()),
+        file: file.to_string(),
+        check,
+        edit,
+    }
+}
+
+/// The first of the stack's checks that contains `needle`.
+fn check(stack: &Stack, needle: &str) -> Option<String> {
+    stack.checks.iter().find(|c| c.contains(needle)).cloned()
+}
+
+/// A README or other prose first (two trailing spaces harm nothing
+/// there), else a source file of a stack, else any text file.
+fn whitespace_target(files: &Files, stacks: &[Stack]) -> Option<String> {
+    let fits = |p: &str| {
+        p != crate::capability::verify::VERIFY_SH
+            && files
+                .read(p)
+                .is_some_and(|t| trailing_spaces(t.as_bytes()).is_some())
+    };
+    let prose = |p: &str| {
+        let name = p.rsplit('/').next().unwrap_or(p).to_ascii_lowercase();
+        name.ends_with(".md") || name.ends_with(".txt") || name.starts_with("readme")
+    };
+    let source = |p: &str| {
+        stacks.iter().any(|s| match s.key {
+            "rust" => p.ends_with(".rs"),
+            "python" => p.ends_with(".py"),
+            "node" => node_source(p),
+            "go" => p.ends_with(".go"),
+            _ => false,
+        })
+    };
+    [
+        files.find(|p| prose(p) && fits(p)),
+        files.find(|p| source(p) && fits(p)),
+        files.find(fits),
+    ]
+    .into_iter()
+    .find_map(|found| found.first().map(|p| p.to_string()))
+}
+
+/// Is `path` under a folder that holds tests, fixtures, builds or
+/// dependencies rather than the project's own source?
+fn under(path: &str, dirs: &[&str]) -> bool {
+    let mut parts: Vec<&str> = path.split('/').collect();
+    parts.pop();
+    parts.iter().any(|part| dirs.contains(part))
+}
+
+const NOT_SOURCE: &[&str] = &[
+    "node_modules",
+    "vendor",
+    "dist",
+    "build",
+    "target",
+    "out",
+    "coverage",
+    "testdata",
+    "fixtures",
+    "docs",
+    "examples",
+    ".venv",
+    "venv",
+];
+
+fn file_name(path: &str) -> &str {
+    path.rsplit('/').next().unwrap_or(path)
+}
+
+fn dir_of(path: &str) -> &str {
+    path.rsplit_once('/').map_or("", |(dir, _)| dir)
+}
+
+fn join(dir: &str, name: &str) -> String {
+    if dir.is_empty() {
+        name.to_string()
+    } else {
+        format!("{dir}/{name}")
+    }
+}
+
+fn rust(files: &Files, stack: &Stack) -> Vec<Defect> {
+    // The shallowest crate root: tests, clippy and rustfmt all reach it.
+    let roots = files.find(|p| {
+        let name = ["src/lib.rs", "src/main.rs"]
+            .iter()
+            .any(|root| p == *root || p.ends_with(&format!("/{root}")));
+        name && !under(p, NOT_SOURCE)
+    });
+    let Some(file) = roots
+        .iter()
+        .min_by_key(|p| (p.matches('/').count(), p.ends_with("main.rs")))
+    else {
+        return Vec::new();
+    };
+    let build = check(stack, "cargo test").or_else(|| Some("cargo check".into()));
+    vec![
+        defect(
+            Kind::Test,
+            stack,
+            file,
+            check(stack, "cargo test"),
+            Edit::BeforeTests(
+                "#[cfg(test)]\n\
+                 mod prove_it_canary {\n    \
+                     // Planted by prove-it canary: a failing test.\n    \
+                     #[test]\n    \
+                     fn planted_failing_test() {\n        \
+                         panic!(\"a failing test planted by prove-it canary\");\n    \
+                     }\n\
+                 }\n"
+                .into(),
+            ),
+        ),
+        defect(
+            Kind::Type,
+            stack,
+            file,
+            build,
+            Edit::BeforeTests(
+                "// Planted by prove-it canary: a type error.\n\
+                 const _: u8 = \"prove-it canary\";\n"
+                    .into(),
+            ),
+        ),
+        defect(
+            Kind::Lint,
+            stack,
+            file,
+            check(stack, "clippy"),
+            Edit::BeforeTests(
+                "// Planted by prove-it canary: a lint violation (clippy::len_zero).\n\
+                 #[allow(dead_code)]\n\
+                 fn prove_it_canary_lint(v: &[u8]) -> bool {\n    \
+                     v.len() == 0\n\
+                 }\n"
+                .into(),
+            ),
+        ),
+        defect(
+            Kind::Format,
+            stack,
+            file,
+            check(stack, "fmt"),
+            Edit::BeforeTests(
+                "// Planted by prove-it canary: code rustfmt would rewrite.\n\
+                 #[allow(dead_code)]\n\
+                 fn prove_it_canary_format( ) {}\n"
+                    .into(),
+            ),
+        ),
+    ]
+}
+
+fn python_test(path: &str) -> bool {
+    let name = file_name(path);
+    name.ends_with(".py")
+        && (name.starts_with("test_") || name.ends_with("_test.py") || name == "conftest.py")
+}
+
+fn python(files: &Files, stack: &Stack) -> Vec<Defect> {
+    let mut out = Vec::new();
+    // Beside the first test file, where the runner already looks; else in
+    // `tests/`, pytest's and unittest's usual place.
+    let tests =
+        files.find(|p| python_test(p) && file_name(p) != "conftest.py" && !under(p, NOT_SOURCE));
+    let dir = tests.first().map_or("tests", |p| dir_of(p));
+    out.push(defect(
+        Kind::Test,
+        stack,
+        &join(dir, "test_prove_it_canary.py"),
+        check(stack, "pytest"),
+        // A unittest case: pytest collects it too.
+        Edit::Create(
+            "# Planted by prove-it canary: a failing test.\n\
+             import unittest\n\
+             \n\
+             \n\
+             class ProveItCanary(unittest.TestCase):\n    \
+                 def test_planted_by_prove_it_canary(self):\n        \
+                     self.fail(\"a failing test planted by prove-it canary\")\n"
+                .into(),
+        ),
+    ));
+    let sources = files.find(|p| {
+        p.ends_with(".py")
+            && !python_test(p)
+            && !under(p, NOT_SOURCE)
+            && !under(p, &["tests", "test"])
+            && !matches!(file_name(p), "setup.py" | "noxfile.py" | "conftest.py")
+    });
+    // A module over a package's `__init__.py`.
+    let source = sources
+        .iter()
+        .find(|p| file_name(p) != "__init__.py")
+        .or(sources.first());
+    if let Some(file) = source {
+        out.push(defect(
+            Kind::Type,
+            stack,
+            file,
+            check(stack, "mypy"),
+            Edit::Append(
+                "# Planted by prove-it canary: a type error.\n\
+                 prove_it_canary: int = \"prove-it canary\"\n"
+                    .into(),
+            ),
+        ));
+        out.push(defect(
+            Kind::Lint,
+            stack,
+            file,
+            check(stack, "ruff"),
+            Edit::Append(
+                "# Planted by prove-it canary: a lint violation (an unused import).\n\
+                 import os as prove_it_canary_unused\n"
+                    .into(),
+            ),
+        ));
+    }
+    out
+}
+
+const NODE_EXTENSIONS: &[&str] = &["js", "mjs", "cjs", "jsx", "ts", "mts", "cts", "tsx"];
+
+fn extension(path: &str) -> &str {
+    file_name(path).rsplit_once('.').map_or("", |(_, ext)| ext)
+}
+
+fn typescript(path: &str) -> bool {
+    matches!(extension(path), "ts" | "mts" | "cts" | "tsx")
+}
+
+fn node_test(path: &str) -> bool {
+    let name = file_name(path);
+    NODE_EXTENSIONS.contains(&extension(path))
+        && (name.contains(".test.")
+            || name.contains(".spec.")
+            || under(path, &["test", "tests", "__tests__"]))
+}
+
+fn node_source(path: &str) -> bool {
+    let name = file_name(path);
+    NODE_EXTENSIONS.contains(&extension(path))
+        && !name.ends_with(".d.ts")
+        && !name.contains(".config.")
+        && !name.starts_with('.')
+        && !node_test(path)
+        && !under(path, NOT_SOURCE)
+}
+
+fn node(files: &Files, stack: &Stack) -> Vec<Defect> {
+    let mut out = Vec::new();
+    // Beside the first test file, named as it is named (`.test.` or
+    // `.spec.`, its extension): the runner's pattern matches it.
+    let tests = files.find(|p| node_test(p) && !under(p, &["node_modules", "fixtures"]));
+    let file = match tests.first() {
+        Some(sibling) => {
+            let marker = if file_name(sibling).contains(".spec.") {
+                "spec"
+            } else {
+                "test"
+            };
+            join(
+                dir_of(sibling),
+                &format!("prove-it-canary.{marker}.{}", extension(sibling)),
+            )
+        }
+        None => "test/prove-it-canary.test.js".to_string(),
+    };
+    let export = if typescript(&file) {
+        "export {};\n"
+    } else {
+        ""
+    };
+    out.push(defect(
+        Kind::Test,
+        stack,
+        &file,
+        stack.checks.first().cloned(),
+        // A test file that throws fails under every runner (Jest, Vitest,
+        // Mocha, node --test), with or without their globals.
+        Edit::Create(format!(
+            "// Planted by prove-it canary: a failing test.\n{export}\
+             throw new Error(\"a failing test planted by prove-it canary\");\n"
+        )),
+    ));
+    let sources = files.find(node_source);
+    let in_src = |p: &str| p.starts_with("src/") || p.starts_with("lib/");
+    let first = |keep: &dyn Fn(&str) -> bool| {
+        sources
+            .iter()
+            .find(|p| keep(p) && in_src(p))
+            .or_else(|| sources.iter().find(|p| keep(p)))
+            .copied()
+    };
+    // TypeScript, or JavaScript checked by tsc (`checkJs`), where the type
+    // is a JSDoc.
+    let typed = first(&typescript)
+        .map(|file| {
+            (
+                file,
+                "const proveItCanaryTypeError: number = \"prove-it canary\";\n",
+            )
+        })
+        .or_else(|| {
+            first(&|_| true).map(|file| {
+                (
+                    file,
+                    "/** @type {number} */\nconst proveItCanaryTypeError = \"prove-it canary\";\n",
+                )
+            })
+        });
+    if let (Some(tsc), Some((file, code))) = (check(stack, "tsc"), typed) {
+        out.push(defect(
+            Kind::Type,
+            stack,
+            file,
+            Some(tsc),
+            Edit::Append(format!(
+                "// Planted by prove-it canary: a type error.\n{code}"
+            )),
+        ));
+    }
+    if let Some(file) = first(&|_| true) {
+        out.push(defect(
+            Kind::Lint,
+            stack,
+            file,
+            check(stack, "lint"),
+            Edit::Append(
+                "// Planted by prove-it canary: a lint violation (a debugger statement).\n\
+                 debugger;\n"
+                    .into(),
+            ),
+        ));
+    }
+    out
+}
+
+/// A Go file of `package` with `body`.
+fn go_file(package: &str, body: &str) -> String {
+    format!("package {package}\n\n{body}")
+}
+
+/// The package clause of a Go file.
+fn go_package(text: &str) -> Option<String> {
+    text.lines()
+        .find_map(|l| l.strip_prefix("package "))
+        .map(|p| p.split_whitespace().next().unwrap_or("").to_string())
+        .filter(|p| !p.is_empty())
+}
+
+fn go(files: &Files, stack: &Stack) -> Vec<Defect> {
+    let mut out = Vec::new();
+    // Files with build constraints may not be built at all.
+    let plain = |p: &str| {
+        p.ends_with(".go")
+            && !under(p, NOT_SOURCE)
+            && files.read(p).is_some_and(|t| {
+                !t.lines()
+                    .any(|l| l.starts_with("//go:build") || l.starts_with("// +build"))
+            })
+    };
+    let sources = files.find(|p| plain(p) && !p.ends_with("_test.go"));
+    let tests = files.find(|p| plain(p) && p.ends_with("_test.go"));
+    let package_in = |dir: &str| -> Option<String> {
+        let in_dir = |p: &&&str| dir_of(p) == dir;
+        sources
+            .iter()
+            .filter(in_dir)
+            .chain(tests.iter().filter(in_dir))
+            .find_map(|p| files.read(p).as_deref().and_then(go_package))
+    };
+    let test_dir = tests.first().or(sources.first()).map(|p| dir_of(p));
+    if let Some(dir) = test_dir
+        && let Some(package) = package_in(dir)
+    {
+        out.push(defect(
+            Kind::Test,
+            stack,
+            &join(dir, "prove_it_canary_test.go"),
+            check(stack, "go test"),
+            Edit::Create(go_file(
+                &package,
+                "import \"testing\"\n\
+                 \n\
+                 // Planted by prove-it canary: a failing test.\n\
+                 func TestProveItCanary(t *testing.T) {\n\
+                 \tt.Fatal(\"a failing test planted by prove-it canary\")\n\
+                 }\n",
+            )),
+        ));
+    }
+    let Some(file) = sources.first() else {
+        return out;
+    };
+    let dir = dir_of(file);
+    let Some(package) = package_in(dir) else {
+        return out;
+    };
+    out.push(defect(
+        Kind::Type,
+        stack,
+        file,
+        check(stack, "go test"),
+        Edit::Append(
+            "// Planted by prove-it canary: a type error.\n\
+             var _ int = \"prove-it canary\"\n"
+                .into(),
+        ),
+    ));
+    out.push(defect(
+        Kind::Lint,
+        stack,
+        &join(dir, "prove_it_canary_vet.go"),
+        check(stack, "go vet"),
+        Edit::Create(go_file(
+            &package,
+            "// Planted by prove-it canary: a lint violation (go vet's assign\n\
+             // check, which `go test` does not run).\n\
+             func proveItCanaryVet() {\n\
+             \tx := 1\n\
+             \tx = x\n\
+             \t_ = x\n\
+             }\n",
+        )),
+    ));
+    out.push(defect(
+        Kind::Format,
+        stack,
+        &join(dir, "prove_it_canary_fmt.go"),
+        check(stack, "gofmt"),
+        Edit::Create(go_file(
+            &package,
+            "// Planted by prove-it canary: code gofmt would rewrite.\n\
+             func  proveItCanaryFmt()  {}\n",
+        )),
+    ));
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn appended_blocks_follow_one_blank_line() {
+        assert_eq!(append(b"a\n", "b\n"), b"a\n\nb\n");
+        assert_eq!(append(b"a", "b\n"), b"a\n\nb\n");
+        assert_eq!(append(b"a\n\n", "b\n"), b"a\n\nb\n");
+        assert_eq!(append(b"", "b\n"), b"b\n");
+    }
+
+    #[test]
+    fn rust_blocks_go_before_the_tests() {
+        assert_eq!(
+            before_tests(b"fn a() {}\n\n#[cfg(test)]\nmod tests {}\n", "fn b() {}\n"),
+            b"fn a() {}\n\nfn b() {}\n\n#[cfg(test)]\nmod tests {}\n"
+        );
+        assert_eq!(
+            before_tests(b"fn a() {}\n", "fn b() {}\n"),
+            b"fn a() {}\n\nfn b() {}\n"
+        );
+    }
+
+    #[test]
+    fn trailing_spaces_go_on_a_line_that_can_take_them() {
+        assert_eq!(
+            trailing_spaces(b"\n  \nx \\\n# T\r\nrest\n").as_deref(),
+            Some(&b"\n  \nx \\\n# T  \r\nrest\n"[..])
+        );
+        assert_eq!(trailing_spaces(b"\n \n"), None);
+    }
+}
