@@ -239,6 +239,20 @@ fn wait_for(path: &Path) {
     }
 }
 
+/// A repository whose `verify.sh` passes as it is and, with a defect in,
+/// runs `script` (`$STARTED`: a path it may make, outside the tree); the
+/// path, and the repository's status before any canary.
+fn hanging(sandbox: &Sandbox, script: &str) -> (Repo, PathBuf, String) {
+    let repo = sandbox.repo("r");
+    let started = sandbox.tmp.path().join("started");
+    repo.arm(&format!(
+        "git diff --quiet && exit 0\nSTARTED='{}'\n{script}",
+        started.display()
+    ));
+    let before = repo.git(&["status", "--porcelain", "--untracked-files=all"]);
+    (repo, started, before)
+}
+
 /// Starts a canary in `repo` and waits until its `verify.sh`, run with a
 /// defect in, has made `started`.
 fn canary_running(sandbox: &Sandbox, repo: &Repo, started: &Path) -> std::process::Child {
@@ -265,14 +279,11 @@ fn alive(pid: i32) -> bool {
 #[test]
 fn ctrl_c_stops_verify_sh_and_removes_the_copy() {
     let sandbox = Sandbox::new();
-    let repo = sandbox.repo("r");
-    let started = sandbox.tmp.path().join("started");
-    // Passes as it is; with the defect in, it hangs (until killed).
-    repo.arm(&format!(
-        "git diff --quiet && exit 0\necho $$ > '{}.tmp'; mv '{0}.tmp' '{0}'\nsleep 60",
-        started.display()
-    ));
-    let before = repo.git(&["status", "--porcelain", "--untracked-files=all"]);
+    // With the defect in, it says its pid and hangs (until killed).
+    let (repo, started, before) = hanging(
+        &sandbox,
+        "echo $$ > \"$STARTED.tmp\"; mv \"$STARTED.tmp\" \"$STARTED\"\nsleep 60",
+    );
     let child = canary_running(&sandbox, &repo, &started);
     let script: i32 = std::fs::read_to_string(&started)
         .unwrap()
@@ -296,14 +307,11 @@ fn ctrl_c_stops_verify_sh_and_removes_the_copy() {
 #[test]
 fn a_copy_left_by_a_killed_canary_is_removed_by_the_next() {
     let sandbox = Sandbox::new();
-    let repo = sandbox.repo("r");
-    let started = sandbox.tmp.path().join("started");
-    // Hangs with the defect in, the first time only.
-    repo.arm(&format!(
-        "git diff --quiet && exit 0\n[ -e '{0}' ] && exit 1\ntouch '{0}'\nsleep 60",
-        started.display()
-    ));
-    let before = repo.git(&["status", "--porcelain", "--untracked-files=all"]);
+    // With the defect in, it hangs the first time only.
+    let (repo, started, before) = hanging(
+        &sandbox,
+        "[ -e \"$STARTED\" ] && exit 1\ntouch \"$STARTED\"\nsleep 60",
+    );
     let mut child = canary_running(&sandbox, &repo, &started);
     child.kill().expect("kill -9");
     child.wait().expect("reaped");

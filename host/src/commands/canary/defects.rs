@@ -233,6 +233,10 @@ impl Files {
         String::from_utf8(bytes).ok()
     }
 
+    fn first(&self, keep: impl Fn(&str) -> bool) -> Option<&str> {
+        self.paths.iter().map(String::as_str).find(|p| keep(p))
+    }
+
     fn find(&self, keep: impl Fn(&str) -> bool) -> Vec<&str> {
         self.paths
             .iter()
@@ -321,13 +325,12 @@ fn whitespace_target(files: &Files, stacks: &[Stack]) -> Option<String> {
             _ => false,
         })
     };
-    [
-        files.find(|p| prose(p) && fits(p)),
-        files.find(|p| source(p) && fits(p)),
-        files.find(fits),
-    ]
-    .into_iter()
-    .find_map(|found| found.first().map(|p| p.to_string()))
+    // Each file is read only until one fits.
+    files
+        .first(|p| prose(p) && fits(p))
+        .or_else(|| files.first(|p| source(p) && fits(p)))
+        .or_else(|| files.first(fits))
+        .map(str::to_string)
 }
 
 /// Is `path` under a folder that holds tests, fixtures, builds or

@@ -252,18 +252,9 @@ fn describe(run: &VerifyRun) -> String {
     }
 }
 
-fn outcome_name(outcome: VerifyOutcome) -> &'static str {
-    match outcome {
-        VerifyOutcome::Passed => "passed",
-        VerifyOutcome::Failed => "failed",
-        VerifyOutcome::TimedOut => "timed_out",
-        VerifyOutcome::CouldNotStart => "could_not_start",
-    }
-}
-
 fn run_json(run: &VerifyRun) -> serde_json::Value {
     json!({
-        "outcome": outcome_name(run.outcome),
+        "outcome": run.outcome,
         "exit_code": run.exit_code,
         "duration_ms": run.duration_ms,
     })
