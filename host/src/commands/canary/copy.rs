@@ -97,7 +97,7 @@ pub fn clean_up_on_signals() -> Result<()> {
     Ok(())
 }
 
-/// Makes the copy of `repo`'s work tree, saying what it does on stderr.
+/// Makes the copy of `repo`'s work tree (see the module's comment).
 pub fn make(repo: &Path) -> Result<Copy> {
     let common = PathBuf::from(text(&git(repo, &["rev-parse", "--git-common-dir"])?));
     let common = if common.is_absolute() {
