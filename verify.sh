@@ -15,10 +15,14 @@
 #                        It installs the pinned agent CLIs (npm), the
 #                        stack tools (tests/install-stack-tools.sh: pytest,
 #                        mypy, ruff, tsc, eslint; Go from the system's
-#                        packages) and the release tools, and builds
-#                        the Linux release archives into
-#                        target/release-archives unless PROVE_IT_RELEASE_DIR
-#                        names a folder that has them. CI runs this (.ci/run).
+#                        packages) and the release tools. The tests run on
+#                        the release build ./install.sh makes (so CI builds
+#                        it once for both). The Linux release archives are
+#                        built into target/release-archives in the
+#                        background while every other test runs (their log:
+#                        target/release-archives.log), then their own tests
+#                        run; PROVE_IT_RELEASE_DIR names a folder that
+#                        already has them. CI runs this (.ci/run).
 #
 # The slow tests are marked `#[ignore = "slow suite: ..."]`; the fast gate
 # counts them on its last line, so none is skipped without a word.
@@ -29,7 +33,7 @@ full=false
 case "${1:-}" in
   "") ;;
   --full) full=true ;;
-  -h | --help) sed -n '2,24p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+  -h | --help) sed -n '2,28p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
   *) printf 'verify.sh: unknown argument `%s`: use --full, or nothing (--help says more)\n' "$1" >&2; exit 2 ;;
 esac
 
@@ -56,31 +60,57 @@ host_crates=(--workspace --exclude prove-it-default --exclude prove-it-strict)
 step "clippy (host and tests)"
 cargo clippy "${host_crates[@]}" --all-targets --locked ${target_args[@]+"${target_args[@]}"} -- -D warnings
 
+log=$(mktemp)
+archives=
+# A background build still running when this script ends is stopped with
+# everything it started (it runs in a process group of its own).
+trap 'rm -f "$log"; [ -z "$archives" ] || kill -- -"$archives" 2>/dev/null || true' EXIT
+tests() { # cargo test's own arguments and then, after --, the harness's
+  cargo test "${host_crates[@]}" --locked ${target_args[@]+"${target_args[@]}"} "$@" 2>&1 | tee -a "$log"
+}
 if $full; then
-  if [ -z "${PROVE_IT_RELEASE_DIR:-}" ]; then
-    step "release archives (release/build.sh: the Linux binaries users download)"
-    # Built as a release builds them: none of host/link.sh's flags.
-    (
-      unset RUSTFLAGS
-      release/tools.sh
-      for target in x86_64-unknown-linux-musl aarch64-unknown-linux-musl; do
-        release/build.sh "$target" target/release-archives
-      done
-    )
-    export PROVE_IT_RELEASE_DIR="$PWD/target/release-archives"
-  fi
-  step "tests (all, the slow suite too)"
+  step "agent CLIs and stack tools (pinned)"
   tests/install-claude-code.sh
   tests/install-agent-clis.sh
   tests/install-stack-tools.sh
-  which=(--include-ignored)
+  if [ -z "${PROVE_IT_RELEASE_DIR:-}" ]; then
+    step "release archives (release/build.sh: the Linux binaries users download), in the background: target/release-archives.log"
+    release/tools.sh
+    # Built as a release builds them (none of host/link.sh's flags), in a
+    # target dir of their own (cargo locks a build dir while it builds),
+    # and niced, so the tests below come first and the archives take the
+    # CPU the tests leave idle.
+    set -m
+    (
+      unset RUSTFLAGS
+      export CARGO_TARGET_DIR="$PWD/target/release-build"
+      nice -n 10 release/build.sh x86_64-unknown-linux-musl aarch64-unknown-linux-musl target/release-archives
+    ) >target/release-archives.log 2>&1 &
+    archives=$!
+    set +m
+    export PROVE_IT_RELEASE_DIR="$PWD/target/release-archives"
+  fi
+  # The tests whose names hold `release::` or `release_archive::` need the
+  # release archives.
+  step "tests (all but the release archives', the slow suite too; on the release build)"
+  tests --release -- --include-ignored --skip release:: --skip release_archive::
+  if [ -n "$archives" ]; then
+    step "waiting for the release archives"
+    if ! wait "$archives"; then
+      archives=
+      cat target/release-archives.log
+      printf 'verify.sh: the release archives did not build (above)\n' >&2
+      exit 1
+    fi
+    archives=
+    tail -n 2 target/release-archives.log
+  fi
+  step "tests of the release archives"
+  tests --release -- --include-ignored release:: release_archive::
 else
   step "tests (fast; ./verify.sh --full adds the slow suite)"
-  which=()
+  tests
 fi
-log=$(mktemp)
-trap 'rm -f "$log"' EXIT
-cargo test "${host_crates[@]}" --locked ${target_args[@]+"${target_args[@]}"} -- ${which[@]+"${which[@]}"} 2>&1 | tee "$log"
 # One total for the whole suite, on a line of its own.
 total=$(awk '/^test result:/ { for (i = 1; i <= NF; i++) {
                if ($(i) ~ /^passed;?$/) p += $(i-1); if ($(i) ~ /^failed;?$/) f += $(i-1); if ($(i) ~ /^ignored;?$/) n += $(i-1) } }

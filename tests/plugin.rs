@@ -347,219 +347,226 @@ fn a_host_of_another_version_is_reported_at_start_and_stop() {
     }
 }
 
-/// A site holding the release archive release/build.sh built for this
-/// machine (or, with `bad_sum`, the same archive with a wrong .sha256).
-fn release_site(sb: &Sandbox, bad_sum: bool) -> std::path::PathBuf {
-    let version = env!("CARGO_PKG_VERSION");
-    let name = format!("prove-it-{version}-{}.tar.gz", crate::download::target());
-    let site = sb.tmp.path().join("site");
-    let folder = site.join(format!("v{version}"));
-    std::fs::create_dir_all(&folder).expect("mkdir");
-    let from = crate::release::release_dir();
-    std::fs::copy(from.join(&name), folder.join(&name)).expect("archive");
-    let sum = if bad_sum {
-        format!("{}  {name}\n", "ab".repeat(32))
-    } else {
-        std::fs::read_to_string(from.join(format!("{name}.sha256"))).expect("sha256")
-    };
-    std::fs::write(folder.join(format!("{name}.sha256")), sum).expect("sha256");
-    site
-}
+/// The plugin downloading the release archive release/build.sh built: these
+/// need `PROVE_IT_RELEASE_DIR`, so ./verify.sh --full runs them after the
+/// archives are built (while they build, the rest of the suite runs).
+mod release_archive {
+    use super::*;
 
-fn serve(site: &std::path::Path) -> crate::download::FileServer {
-    crate::download::FileServer::start(site, std::time::Duration::ZERO)
-}
-
-/// Installed host binaries (`.../bin/VERSION/prove-it`) under `dir`.
-fn installed_hosts(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
-    find(dir, "prove-it")
-        .into_iter()
-        .filter(|p| {
-            p.parent()
-                .and_then(|v| v.parent())
-                .is_some_and(|b| b.ends_with("bin"))
-        })
-        .collect()
-}
-
-/// The files named `name` under `dir`, at any depth.
-fn find(dir: &std::path::Path, name: &str) -> Vec<std::path::PathBuf> {
-    let mut found = Vec::new();
-    for entry in std::fs::read_dir(dir).into_iter().flatten().flatten() {
-        let path = entry.path();
-        if path.is_dir() && !path.is_symlink() {
-            found.extend(find(&path, name));
-        } else if entry.file_name() == name {
-            found.push(path);
-        }
+    /// A site holding the release archive release/build.sh built for this
+    /// machine (or, with `bad_sum`, the same archive with a wrong .sha256).
+    fn release_site(sb: &Sandbox, bad_sum: bool) -> std::path::PathBuf {
+        let version = env!("CARGO_PKG_VERSION");
+        let name = format!("prove-it-{version}-{}.tar.gz", crate::download::target());
+        let site = sb.tmp.path().join("site");
+        let folder = site.join(format!("v{version}"));
+        std::fs::create_dir_all(&folder).expect("mkdir");
+        let from = crate::release::release_dir();
+        std::fs::copy(from.join(&name), folder.join(&name)).expect("archive");
+        let sum = if bad_sum {
+            format!("{}  {name}\n", "ab".repeat(32))
+        } else {
+            std::fs::read_to_string(from.join(format!("{name}.sha256"))).expect("sha256")
+        };
+        std::fs::write(folder.join(format!("{name}.sha256")), sum).expect("sha256");
+        site
     }
-    found
-}
 
-#[test]
-#[ignore = "slow suite: the real Claude Code CLI and the release archive (./verify.sh --full)"]
-fn without_rust_the_first_session_downloads_the_host_and_is_gated() {
-    for tool in ["prove-it", "cargo", "rustc"] {
-        for dir in ["/usr/bin", "/bin"] {
-            let path = std::path::Path::new(dir).join(tool);
-            assert!(
-                !path.exists(),
-                "{} exists: the test needs a PATH without it",
-                path.display()
-            );
-        }
+    fn serve(site: &std::path::Path) -> crate::download::FileServer {
+        crate::download::FileServer::start(site, std::time::Duration::ZERO)
     }
-    let sb = Sandbox::new();
-    let server = serve(&release_site(&sb, false));
-    let home = ClaudeHome::downloading_from(&server.url);
-    let session = blocked_once_then_fixed(&home, &sb);
-    let said = session.session_start_said();
-    assert!(
-        said.contains("installed prove-it") && said.contains("SHA-256 checked"),
-        "the install was not said:\n{}",
-        session.dump()
-    );
-    assert_eq!(server.requests().len(), 2, "{:?}", server.requests());
-    let installed = installed_hosts(&home.home());
-    assert!(
-        installed.len() == 1
-            && installed[0].ends_with(format!("bin/{}/prove-it", env!("CARGO_PKG_VERSION"))),
-        "{installed:?}"
-    );
 
-    // The next session finds the binary: nothing downloaded, nothing said.
-    let model = ScriptedModel::start(vec![Step::Say("Nothing to do.")]);
-    let repo = sb.tmp.path().join("r"); // the one blocked_once_then_fixed made
-    let session = home.session(&repo, &model, "look around", &[], false);
-    assert_eq!(server.requests().len(), 2, "downloaded again");
-    assert_eq!(
-        session.hook_responses("SessionStart").len(),
-        1,
-        "{}",
-        session.dump()
-    );
-    assert_eq!(session.session_start_said(), "", "{}", session.dump());
-}
+    /// Installed host binaries (`.../bin/VERSION/prove-it`) under `dir`.
+    fn installed_hosts(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
+        find(dir, "prove-it")
+            .into_iter()
+            .filter(|p| {
+                p.parent()
+                    .and_then(|v| v.parent())
+                    .is_some_and(|b| b.ends_with("bin"))
+            })
+            .collect()
+    }
 
-#[test]
-#[ignore = "slow suite: the real Claude Code CLI and the release archive (./verify.sh --full)"]
-fn a_failed_download_says_the_session_is_not_gated() {
-    // A wrong checksum, then no server at all.
-    let sb = Sandbox::new();
-    let server = serve(&release_site(&sb, true));
-    for url in [server.url.clone(), crate::download::closed_url()] {
-        let home = ClaudeHome::downloading_from(&url);
-        let repo = sb.repo(&format!("r{}", url.len()));
-        repo.arm("if [ -e broken ]; then exit 1; fi");
-        let model = ScriptedModel::start(vec![
-            Step::Bash("echo oops > broken"),
-            Step::Say("All tests pass."),
-        ]);
-        let session = home.session(&repo.root, &model, "make the change", &[], false);
-        assert!(session.status.success(), "{}", session.dump());
+    /// The files named `name` under `dir`, at any depth.
+    fn find(dir: &std::path::Path, name: &str) -> Vec<std::path::PathBuf> {
+        let mut found = Vec::new();
+        for entry in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+            let path = entry.path();
+            if path.is_dir() && !path.is_symlink() {
+                found.extend(find(&path, name));
+            } else if entry.file_name() == name {
+                found.push(path);
+            }
+        }
+        found
+    }
+
+    #[test]
+    #[ignore = "slow suite: the real Claude Code CLI and the release archive (./verify.sh --full)"]
+    fn without_rust_the_first_session_downloads_the_host_and_is_gated() {
+        for tool in ["prove-it", "cargo", "rustc"] {
+            for dir in ["/usr/bin", "/bin"] {
+                let path = std::path::Path::new(dir).join(tool);
+                assert!(
+                    !path.exists(),
+                    "{} exists: the test needs a PATH without it",
+                    path.display()
+                );
+            }
+        }
+        let sb = Sandbox::new();
+        let server = serve(&release_site(&sb, false));
+        let home = ClaudeHome::downloading_from(&server.url);
+        let session = blocked_once_then_fixed(&home, &sb);
         let said = session.session_start_said();
         assert!(
-            said.contains("NOT gated") && said.contains("fetch"),
+            said.contains("installed prove-it") && said.contains("SHA-256 checked"),
+            "the install was not said:\n{}",
+            session.dump()
+        );
+        assert_eq!(server.requests().len(), 2, "{:?}", server.requests());
+        let installed = installed_hosts(&home.home());
+        assert!(
+            installed.len() == 1
+                && installed[0].ends_with(format!("bin/{}/prove-it", env!("CARGO_PKG_VERSION"))),
+            "{installed:?}"
+        );
+
+        // The next session finds the binary: nothing downloaded, nothing said.
+        let model = ScriptedModel::start(vec![Step::Say("Nothing to do.")]);
+        let repo = sb.tmp.path().join("r"); // the one blocked_once_then_fixed made
+        let session = home.session(&repo, &model, "look around", &[], false);
+        assert_eq!(server.requests().len(), 2, "downloaded again");
+        assert_eq!(
+            session.hook_responses("SessionStart").len(),
+            1,
             "{}",
             session.dump()
         );
-        if url == server.url {
-            assert!(said.contains("SHA-256"), "{said}");
+        assert_eq!(session.session_start_said(), "", "{}", session.dump());
+    }
+
+    #[test]
+    #[ignore = "slow suite: the real Claude Code CLI and the release archive (./verify.sh --full)"]
+    fn a_failed_download_says_the_session_is_not_gated() {
+        // A wrong checksum, then no server at all.
+        let sb = Sandbox::new();
+        let server = serve(&release_site(&sb, true));
+        for url in [server.url.clone(), crate::download::closed_url()] {
+            let home = ClaudeHome::downloading_from(&url);
+            let repo = sb.repo(&format!("r{}", url.len()));
+            repo.arm("if [ -e broken ]; then exit 1; fi");
+            let model = ScriptedModel::start(vec![
+                Step::Bash("echo oops > broken"),
+                Step::Say("All tests pass."),
+            ]);
+            let session = home.session(&repo.root, &model, "make the change", &[], false);
+            assert!(session.status.success(), "{}", session.dump());
+            let said = session.session_start_said();
+            assert!(
+                said.contains("NOT gated") && said.contains("fetch"),
+                "{}",
+                session.dump()
+            );
+            if url == server.url {
+                assert!(said.contains("SHA-256"), "{said}");
+            }
+            let stop = session.stop_answers();
+            let message = stop
+                .last()
+                .map(|a| a["systemMessage"].to_string())
+                .unwrap_or_default();
+            assert!(message.contains("NOT verified"), "{}", session.dump());
+            let installed = installed_hosts(&home.home());
+            assert!(
+                installed.is_empty(),
+                "a binary was installed: {installed:?}"
+            );
         }
-        let stop = session.stop_answers();
-        let message = stop
-            .last()
-            .map(|a| a["systemMessage"].to_string())
-            .unwrap_or_default();
-        assert!(message.contains("NOT verified"), "{}", session.dump());
-        let installed = installed_hosts(&home.home());
+    }
+
+    #[test]
+    #[ignore = "slow suite: the real Claude Code CLI and the release archive (./verify.sh --full)"]
+    fn a_plugin_update_fetches_its_version_at_the_next_session_start() {
+        let sb = Sandbox::new();
+        let site = release_site(&sb, false);
+        // The next version's host: a stand-in that says which it is.
+        let next = crate::download::fake_host(sb.tmp.path(), "9.9.9");
+        crate::download::publish(&site, "9.9.9", &next);
+        let server = serve(&site);
+        let home = ClaudeHome::downloading_from(&server.url);
+        let repo = sb.repo("r");
+        let quiet = || ScriptedModel::start(vec![Step::Say("Nothing to do.")]);
+        let first = home.session(&repo.root, &quiet(), "look around", &[], false);
+        let said = first.session_start_said();
         assert!(
-            installed.is_empty(),
-            "a binary was installed: {installed:?}"
+            said.contains(&format!("installed prove-it {}", env!("CARGO_PKG_VERSION"))),
+            "{}",
+            first.dump()
         );
+
+        home.update_plugin_to("9.9.9");
+        let second = home.session(&repo.root, &quiet(), "look around", &[], false);
+        assert!(
+            second.session_start_said().contains("fake host 9.9.9 ran"),
+            "the new version's host did not run:\n{}",
+            second.dump()
+        );
+        assert!(
+            server.requests().iter().any(|r| r.contains("/v9.9.9/")),
+            "{:?}",
+            server.requests()
+        );
+        assert_eq!(installed_hosts(&home.home()).len(), 2);
     }
-}
 
-#[test]
-#[ignore = "slow suite: the real Claude Code CLI and the release archive (./verify.sh --full)"]
-fn a_plugin_update_fetches_its_version_at_the_next_session_start() {
-    let sb = Sandbox::new();
-    let site = release_site(&sb, false);
-    // The next version's host: a stand-in that says which it is.
-    let next = crate::download::fake_host(sb.tmp.path(), "9.9.9");
-    crate::download::publish(&site, "9.9.9", &next);
-    let server = serve(&site);
-    let home = ClaudeHome::downloading_from(&server.url);
-    let repo = sb.repo("r");
-    let quiet = || ScriptedModel::start(vec![Step::Say("Nothing to do.")]);
-    let first = home.session(&repo.root, &quiet(), "look around", &[], false);
-    let said = first.session_start_said();
-    assert!(
-        said.contains(&format!("installed prove-it {}", env!("CARGO_PKG_VERSION"))),
-        "{}",
-        first.dump()
-    );
-
-    home.update_plugin_to("9.9.9");
-    let second = home.session(&repo.root, &quiet(), "look around", &[], false);
-    assert!(
-        second.session_start_said().contains("fake host 9.9.9 ran"),
-        "the new version's host did not run:\n{}",
-        second.dump()
-    );
-    assert!(
-        server.requests().iter().any(|r| r.contains("/v9.9.9/")),
-        "{:?}",
-        server.requests()
-    );
-    assert_eq!(installed_hosts(&home.home()).len(), 2);
-}
-
-#[test]
-#[ignore = "slow suite: the real Claude Code CLI and the release archive (./verify.sh --full)"]
-fn two_sessions_starting_at_once_are_both_gated() {
-    let sb = Sandbox::new();
-    let server = serve(&release_site(&sb, false));
-    let home = ClaudeHome::downloading_from(&server.url);
-    let repos = [sb.repo("a"), sb.repo("b")];
-    for repo in &repos {
-        repo.arm("if [ -e broken ]; then echo 'test result: FAILED'; exit 1; fi");
-    }
-    let sessions: Vec<_> = std::thread::scope(|s| {
-        let runs: Vec<_> = repos
-            .iter()
-            .map(|repo| {
-                let home = &home;
-                s.spawn(move || {
-                    let model = ScriptedModel::start(vec![
-                        Step::Bash("echo oops > broken"),
-                        Step::Say("All tests pass."),
-                        Step::Bash("rm broken"),
-                        Step::Say("Fixed."),
-                    ]);
-                    home.session(&repo.root, &model, "make the change", &[], false)
+    #[test]
+    #[ignore = "slow suite: the real Claude Code CLI and the release archive (./verify.sh --full)"]
+    fn two_sessions_starting_at_once_are_both_gated() {
+        let sb = Sandbox::new();
+        let server = serve(&release_site(&sb, false));
+        let home = ClaudeHome::downloading_from(&server.url);
+        let repos = [sb.repo("a"), sb.repo("b")];
+        for repo in &repos {
+            repo.arm("if [ -e broken ]; then echo 'test result: FAILED'; exit 1; fi");
+        }
+        let sessions: Vec<_> = std::thread::scope(|s| {
+            let runs: Vec<_> = repos
+                .iter()
+                .map(|repo| {
+                    let home = &home;
+                    s.spawn(move || {
+                        let model = ScriptedModel::start(vec![
+                            Step::Bash("echo oops > broken"),
+                            Step::Say("All tests pass."),
+                            Step::Bash("rm broken"),
+                            Step::Say("Fixed."),
+                        ]);
+                        home.session(&repo.root, &model, "make the change", &[], false)
+                    })
                 })
-            })
-            .collect();
-        runs.into_iter()
-            .map(|r| r.join().expect("session"))
-            .collect()
-    });
-    for session in &sessions {
-        let answers = session.stop_answers();
-        assert!(
-            answers.first().is_some_and(|a| a["decision"] == "block"),
-            "not gated:\n{}",
-            session.dump()
-        );
+                .collect();
+            runs.into_iter()
+                .map(|r| r.join().expect("session"))
+                .collect()
+        });
+        for session in &sessions {
+            let answers = session.stop_answers();
+            assert!(
+                answers.first().is_some_and(|a| a["decision"] == "block"),
+                "not gated:\n{}",
+                session.dump()
+            );
+        }
+        let hosts = installed_hosts(&home.home());
+        assert_eq!(hosts.len(), 1, "{hosts:?}");
+        let said = Command::new(&hosts[0])
+            .arg("--version")
+            .output()
+            .expect("runs");
+        assert!(said.status.success());
     }
-    let hosts = installed_hosts(&home.home());
-    assert_eq!(hosts.len(), 1, "{hosts:?}");
-    let said = Command::new(&hosts[0])
-        .arg("--version")
-        .output()
-        .expect("runs");
-    assert!(said.status.success());
 }
 
 /// Each verdict in a real `claude -p` session, as a program sees it: the
