@@ -122,6 +122,9 @@ fn skip_lets_the_turn_end_and_says_so() {
     assert_eq!(repo.runs(), 0);
 }
 
+/// Trap 3, one level up: a `verify.sh` rewritten to pass is a weakened
+/// check. Its session-start version, replayed, fails: the pass is reported
+/// as weakened, with the diff to read, never as verified.
 #[test]
 fn a_pass_through_a_rewritten_verify_sh_is_reported() {
     let sb = Sandbox::new();
@@ -129,8 +132,19 @@ fn a_pass_through_a_rewritten_verify_sh_is_reported() {
     repo.arm("exit 1");
     repo.start("s");
     repo.write("verify.sh", "#!/bin/sh\nexit 0\n");
-    repo.stop("s", false)
-        .assert_allowed_saying("git diff -- verify.sh");
+    let out = repo.stop("s", false);
+    out.assert_allowed_saying("WEAKENED");
+    assert!(out.message().contains("-- verify.sh`"), "{out}");
+    let (code, status) = repo.status_json();
+    assert_eq!(
+        (code, status["verdict"].as_str()),
+        (1, Some("weakened")),
+        "{status}"
+    );
+    assert_eq!(
+        status["checks"]["files"][0]["path"], "verify.sh",
+        "{status}"
+    );
 }
 
 #[test]

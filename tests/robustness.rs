@@ -56,6 +56,7 @@ fn hostile_session_id_never_becomes_a_path() {
                     .trim_end_matches(".pin")
                     .trim_end_matches(".verdict")
                     .trim_end_matches(".base")
+                    .trim_end_matches(".checks")
                     .trim_end_matches(".changed")
                     .trim_end_matches(".turn")
                     .bytes()
@@ -104,6 +105,7 @@ fn corrupt_state_is_reported_kept_aside_and_gated() {
                 && f.ends_with(".json")
                 && !f.ends_with(".pin.json")
                 && !f.ends_with(".base.json")
+                && !f.ends_with(".checks.json")
         })
         .expect("a session file");
     std::fs::write(sb.state_dir().join(&session), "{ torn").expect("corrupt it");

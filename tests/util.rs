@@ -128,6 +128,16 @@ impl Repo {
         git(&self.root, args)
     }
 
+    /// `prove-it status --json` here: its exit code and its report.
+    pub fn status_json(&self) -> (i32, Value) {
+        let out = prove_it(&self.root, &self.env, &["status", "--json"])
+            .output()
+            .expect("prove-it status");
+        let json = serde_json::from_slice(&out.stdout)
+            .unwrap_or_else(|e| panic!("status is not JSON ({e}): {out:?}"));
+        (out.status.code().expect("exit code"), json)
+    }
+
     pub fn commit(&self, message: &str) {
         self.git(&["add", "-A"]);
         self.git(&["commit", "-q", "--allow-empty", "-m", message]);

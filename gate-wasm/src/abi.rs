@@ -33,6 +33,8 @@
 //! | `passed_check` | [`Fingerprint`] | `bool` |
 //! | `passed_record` | [`Fingerprint`] | `null` |
 //! | `ledger_append` | [`LedgerEntry`] | `bool` (false: the ledger is off) |
+//! | `check_changes` | `{}` | [`CheckChanges`] (ABI 3) |
+//! | `replay_checks` | `{}` | [`Replay`] (ABI 3) |
 //!
 //! WASI (`wasi_snapshot_preview1`) is linked only so that a Rust `std` module
 //! loads: it has no preopened directories, no environment, no arguments, empty
@@ -41,7 +43,12 @@
 use serde::{Deserialize, Serialize};
 
 /// Version of this contract. Bumped on any incompatible change.
-pub const ABI_VERSION: i32 = 2;
+pub const ABI_VERSION: i32 = 3;
+
+/// The oldest version the host still runs. ABI 3 only adds to ABI 2 (two
+/// imports, the `weakened` verdict, [`Decision::checks`]), so a module
+/// built for 2 runs unchanged; one built for 3 needs a host that speaks 3.
+pub const ABI_VERSION_MIN: i32 = 2;
 
 /// The import module name all host capabilities live in.
 pub const IMPORT_MODULE: &str = "prove_it";
@@ -65,6 +72,8 @@ pub mod import {
     pub const PASSED_CHECK: &str = "passed_check";
     pub const PASSED_RECORD: &str = "passed_record";
     pub const LEDGER_APPEND: &str = "ledger_append";
+    pub const CHECK_CHANGES: &str = "check_changes";
+    pub const REPLAY_CHECKS: &str = "replay_checks";
 }
 
 /// Packs a guest slice into the `i64` that exports and imports return:
@@ -176,6 +185,11 @@ pub struct Decision {
     /// For `stop`: how long `verify.sh` ran for it, when it ran. Optional.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub verify_ms: Option<u64>,
+    /// For `stop`: the checks the session changed, with their evidence,
+    /// when the verdict is about them (`prove-it status --json` shows
+    /// them). Optional.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub checks: Option<CheckChanges>,
 }
 
 /// What a stop concluded. A person and a script can tell each apart.
@@ -184,6 +198,9 @@ pub struct Decision {
 pub enum Verdict {
     /// `verify.sh` passed on this tree (now, or earlier in the session).
     Verified,
+    /// `verify.sh` passed, but only with checks the session changed: the
+    /// checks as they were at its start fail against the code as it is.
+    Weakened,
     /// The session did not change the repository: nothing to check.
     Unchanged,
     /// The stop was refused (`verify.sh` failed): the agent goes back.
@@ -225,6 +242,7 @@ impl Decision {
             tree: None,
             attempts: None,
             verify_ms: None,
+            checks: None,
         }
     }
     pub fn allow_with(message: impl Into<String>) -> Self {
@@ -239,9 +257,7 @@ impl Decision {
             reason: Some(reason.into()),
             message: None,
             verdict: Some(Verdict::Blocked),
-            tree: None,
-            attempts: None,
-            verify_ms: None,
+            ..Decision::allow()
         }
     }
     pub fn with_verdict(mut self, verdict: Verdict) -> Self {
@@ -355,6 +371,88 @@ pub struct LedgerEntry {
     pub actual: Vec<String>,
 }
 
+/// `check_changes`: what the session changed in its checks, compared with
+/// its start (SPEC.md, "Weakened checks"). What counts as a check was
+/// pinned when the session started.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CheckChanges {
+    /// Each check that differs from the session's start.
+    pub files: Vec<CheckChange>,
+    /// Evidence in files that are not checks (lint suppressions added to
+    /// the code), one line each, naming the file.
+    #[serde(default)]
+    pub code: Vec<String>,
+    /// Where the list of checks in force comes from (the committed
+    /// `.prove-it/checks`, or the detected stacks' defaults).
+    #[serde(default)]
+    pub origin: String,
+    /// The commit HEAD was at when the session began, for
+    /// `git diff BASE -- PATHS`.
+    #[serde(default)]
+    pub base: Option<String>,
+    /// Why the answer is partial (the session's start is not known, a
+    /// file too large to keep...); `files` holds what could be told.
+    #[serde(default)]
+    pub problem: Option<String>,
+}
+
+impl CheckChanges {
+    /// Whether the session's changes to its checks could have made
+    /// `verify.sh` pass: anything but added tests (adding a test never
+    /// weakens; adding configuration or a hook can).
+    pub fn replay_needed(&self) -> bool {
+        self.files.iter().any(|f| {
+            !(f.change == FileChange::Added
+                && matches!(f.kind, CheckKind::Test | CheckKind::Inline))
+        })
+    }
+}
+
+/// One check the session changed.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CheckChange {
+    /// Relative to the repository root, `/`-separated.
+    pub path: String,
+    pub kind: CheckKind,
+    pub change: FileChange,
+    /// Static evidence, one line each (skip markers added, tests or
+    /// assertions removed, runner options...); empty when nothing stands out.
+    #[serde(default)]
+    pub evidence: Vec<String>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum CheckKind {
+    /// A test file (test folders, snapshots, test data).
+    Test,
+    /// Runner, linter or type-checker configuration, a hook, `verify.sh`.
+    Config,
+    /// Check sections of a file that is also the project's manifest.
+    Section,
+    /// The test parts of a source file (Rust `#[cfg(test)]`, doc tests).
+    Inline,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum FileChange {
+    Added,
+    Modified,
+    Deleted,
+}
+
+/// `replay_checks`: the checks as they were at the session's start, run
+/// against the code as it is now, in a throwaway copy of the tree.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Replay {
+    /// `verify.sh`'s run in the copy, with the same timeout and
+    /// environment as the gate's own.
+    pub run: VerifyRun,
+    /// What was put back in the copy, one line each.
+    pub restored: Vec<String>,
+}
+
 /// The capabilities a policy may use. In a module these are the imports
 /// (see [`crate::guest`]); on the host target the host implements it directly,
 /// and tests implement it with fakes.
@@ -386,6 +484,12 @@ pub trait Host {
     }
     fn ledger_append(&mut self, _: &LedgerEntry) -> Reply<bool> {
         unavailable(import::LEDGER_APPEND)
+    }
+    fn check_changes(&mut self) -> Reply<CheckChanges> {
+        unavailable(import::CHECK_CHANGES)
+    }
+    fn replay_checks(&mut self) -> Reply<Replay> {
+        unavailable(import::REPLAY_CHECKS)
     }
 }
 

@@ -6,8 +6,8 @@
 //! with `fn my_decide(&Event, &mut impl Host) -> Decision`.
 
 use crate::abi::{
-    Decision, Event, Fingerprint, Host, LedgerEntry, Reply, SessionRead, SessionWrite, TreeState,
-    VerifyFacts, VerifyRun, pack, unpack,
+    CheckChanges, Decision, Event, Fingerprint, Host, LedgerEntry, Replay, Reply, SessionRead,
+    SessionWrite, TreeState, VerifyFacts, VerifyRun, pack, unpack,
 };
 use serde::Serialize;
 use serde::de::DeserializeOwned;
@@ -22,6 +22,8 @@ unsafe extern "C" {
     fn passed_check(ptr: *const u8, len: usize) -> i64;
     fn passed_record(ptr: *const u8, len: usize) -> i64;
     fn ledger_append(ptr: *const u8, len: usize) -> i64;
+    fn check_changes(ptr: *const u8, len: usize) -> i64;
+    fn replay_checks(ptr: *const u8, len: usize) -> i64;
 }
 
 /// Allocates `len` bytes the host may fill; ownership passes back to the guest
@@ -92,6 +94,12 @@ impl Host for Imports {
     }
     fn ledger_append(&mut self, request: &LedgerEntry) -> Reply<bool> {
         call(ledger_append, request)
+    }
+    fn check_changes(&mut self) -> Reply<CheckChanges> {
+        call(check_changes, &Empty {})
+    }
+    fn replay_checks(&mut self) -> Reply<Replay> {
+        call(replay_checks, &Empty {})
     }
 }
 

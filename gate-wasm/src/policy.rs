@@ -6,8 +6,8 @@
 //! and every failure to learn a fact ends in a message the user sees.
 
 use crate::abi::{
-    Action, Decision, Event, EventKind, Fingerprint, Host, LedgerEntry, SessionRead, SessionWrite,
-    Settings, TreeState, Verdict, VerifyFacts, VerifyOutcome, VerifyRun,
+    Action, CheckChanges, Decision, Event, EventKind, Fingerprint, Host, LedgerEntry, SessionRead,
+    SessionWrite, Settings, TreeState, Verdict, VerifyFacts, VerifyOutcome, VerifyRun,
 };
 use serde::{Deserialize, Serialize};
 
@@ -36,6 +36,45 @@ pub struct Session {
     /// every stop.
     #[serde(default)]
     pub no_baseline_said: bool,
+    /// What the session's changes to its checks said about the last tree
+    /// that passed, so that a later stop on the same tree neither replays
+    /// them again nor calls a weakened pass verified.
+    #[serde(default)]
+    pub checked: Option<Checked>,
+}
+
+/// The checks judged for one passing tree.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Checked {
+    /// The tree fingerprint.
+    pub tree: String,
+    /// The checks as they were at the session's start failed on it.
+    pub weakened: bool,
+    /// For a weakened tree: what to say again at a later stop.
+    #[serde(default)]
+    pub summary: Option<String>,
+}
+
+/// What the session's changes to its checks say about a pass.
+enum Judged {
+    /// Nothing that could have made it pass; maybe a note for the person.
+    Plain(Option<String>),
+    /// The session-start checks fail against the code as it is.
+    Weakened(Weakening),
+}
+
+/// A pass bought by changing the checks: what the person and the agent
+/// are told.
+struct Weakening {
+    /// The checks changed and their evidence, one line each.
+    files: Vec<String>,
+    /// What the replay of the session-start checks did.
+    replay: String,
+    /// Its last lines of output.
+    tail: Vec<String>,
+    /// `git diff BASE -- PATHS`.
+    diff: String,
+    changes: Option<CheckChanges>,
 }
 
 /// Why a stop was caught.
@@ -46,6 +85,9 @@ enum Caught {
     Disarmed { deleted: bool },
     /// `verify.sh` changed during the session (strict rules only).
     ChangedVerify,
+    /// `verify.sh` passed only with checks the session changed (strict
+    /// rules only).
+    Weakened(Weakening),
 }
 
 /// What a policy built on these rules may choose.
@@ -54,17 +96,23 @@ pub struct Rules {
     /// Refuse (not only report) a pass through a `verify.sh` that changed
     /// or appeared during the session.
     pub block_changed_verify: bool,
+    /// Refuse (not only report) a pass that the session's changes to its
+    /// checks made possible.
+    pub block_weakened: bool,
 }
 
 impl Rules {
     /// The default policy: the contract as written.
     pub const DEFAULT: Rules = Rules {
         block_changed_verify: false,
+        block_weakened: false,
     };
-    /// The `strict` policy: a changed `verify.sh` must be restored before
-    /// the turn can end (for repos where the checks are never the task).
+    /// The `strict` policy: a changed `verify.sh` must be restored, and a
+    /// pass bought by weakening the checks is refused, before the turn can
+    /// end (for repos where the checks are never the task).
     pub const STRICT: Rules = Rules {
         block_changed_verify: true,
+        block_weakened: true,
     };
 }
 
@@ -135,6 +183,7 @@ fn session_start(event: &Event, host: &mut impl Host) -> Result<Decision, String
             attempts: 0,
             turn: event.turn.clone(),
             no_baseline_said: false,
+            checked: None,
         },
     )?;
     Ok(Decision::allow())
@@ -211,20 +260,56 @@ fn stop(event: &Event, host: &mut impl Host, rules: Rules) -> Result<Decision, S
         let key = Fingerprint {
             fingerprint: tree.fingerprint.clone(),
         };
-        match host.passed_check(&key) {
-            // Passed before: verified, with nothing new to say.
-            Ok(true) => {
-                return Ok(notes_only(notes)
-                    .with_verdict(Verdict::Verified)
-                    .about(&tree));
-            }
-            Ok(false) => {}
+        let passed_before = match host.passed_check(&key) {
+            Ok(passed) => passed,
             // Not knowing costs one run of `verify.sh`, never a pass.
-            Err(e) => notes.push(format!(
-                "prove-it: could not tell whether this state passed before ({e}), so it is checked."
-            )),
-        }
-        if settings.skip {
+            Err(e) => {
+                notes.push(format!(
+                    "prove-it: could not tell whether this state passed before ({e}), so it is checked."
+                ));
+                false
+            }
+        };
+        if passed_before {
+            // Passed before: verified, with nothing new to say, unless the
+            // session's changes to its checks are what made it pass.
+            let judged = match session
+                .checked
+                .as_ref()
+                .filter(|c| c.tree == tree.fingerprint)
+            {
+                Some(checked) if !checked.weakened => Judged::Plain(None),
+                Some(checked) => Judged::Weakened(Weakening::said_before(checked)),
+                None => judge_checks(host, &mut session, &tree, &facts, &mut notes),
+            };
+            match judged {
+                Judged::Plain(note) => {
+                    notes.extend(note);
+                    if let Err(e) = save(host, &session) {
+                        notes.push(format!("prove-it: {e}."));
+                    }
+                    return Ok(notes_only(notes)
+                        .with_verdict(Verdict::Verified)
+                        .about(&tree));
+                }
+                Judged::Weakened(weakening) if !rules.block_weakened => {
+                    let blocked_before = session.attempts;
+                    session.attempts = 0;
+                    if let Err(e) = save(host, &session) {
+                        notes.push(format!("prove-it: {e}."));
+                    }
+                    return Ok(weakened(
+                        notes,
+                        weakening,
+                        None,
+                        blocked_before,
+                        None,
+                        &tree,
+                    ));
+                }
+                Judged::Weakened(weakening) => Caught::Weakened(weakening),
+            }
+        } else if settings.skip {
             if let Err(e) = save(host, &session) {
                 notes.push(format!("prove-it: {e}."));
             }
@@ -235,31 +320,51 @@ fn stop(event: &Event, host: &mut impl Host, rules: Rules) -> Result<Decision, S
             return Ok(notes_only(notes)
                 .with_verdict(Verdict::Skipped)
                 .about(&tree));
-        }
-        let changed_verify = changed_verify_note(&session, &facts);
-        if rules.block_changed_verify && changed_verify.is_some() {
+        } else if rules.block_changed_verify && changed_verify_note(&session, &facts).is_some() {
             Caught::ChangedVerify
         } else {
             let run = host.run_verify()?;
-            if run.outcome == VerifyOutcome::Passed {
+            if run.outcome != VerifyOutcome::Passed {
+                Caught::Verify(run)
+            } else {
                 if let Err(e) = host.passed_record(&key) {
                     notes.push(format!(
                         "prove-it: could not remember this passed state: {e}"
                     ));
                 }
+                let judged = judge_checks(host, &mut session, &tree, &facts, &mut notes);
                 let blocked_before = session.attempts;
-                session.attempts = 0;
-                if let Err(e) = save(host, &session) {
-                    notes.push(format!("prove-it: {e}."));
+                match judged {
+                    Judged::Weakened(weakening) if rules.block_weakened => {
+                        Caught::Weakened(weakening)
+                    }
+                    judged => {
+                        session.attempts = 0;
+                        if let Err(e) = save(host, &session) {
+                            notes.push(format!("prove-it: {e}."));
+                        }
+                        return Ok(match judged {
+                            Judged::Plain(note) => {
+                                // The receipt first: it is the verdict.
+                                notes.push(receipt(&run, blocked_before));
+                                notes.extend(note);
+                                notes_only(notes)
+                                    .with_verdict(Verdict::Verified)
+                                    .after(blocked_before, Some(run.duration_ms))
+                                    .about(&tree)
+                            }
+                            Judged::Weakened(weakening) => weakened(
+                                notes,
+                                weakening,
+                                Some(&run),
+                                blocked_before,
+                                Some(run.duration_ms),
+                                &tree,
+                            ),
+                        });
+                    }
                 }
-                notes.extend(changed_verify);
-                notes.push(receipt(&run, blocked_before));
-                return Ok(notes_only(notes)
-                    .with_verdict(Verdict::Verified)
-                    .after(blocked_before, Some(run.duration_ms))
-                    .about(&tree));
             }
-            Caught::Verify(run)
         }
     };
 
@@ -398,6 +503,9 @@ fn what_failed(caught: &Caught) -> String {
         Caught::ChangedVerify => {
             "`verify.sh` changed during this session, and this repository's policy (strict) does not accept a pass through a changed check".to_string()
         }
+        Caught::Weakened(_) => {
+            "`./verify.sh` passed only with checks this session changed: the checks as they were at its start fail against the code as it is".to_string()
+        }
         Caught::Verify(run) => match run.outcome {
             VerifyOutcome::TimedOut => {
                 format!("`./verify.sh` timed out after {} s", run.timeout_secs)
@@ -484,6 +592,12 @@ fn block_reason(caught: &Caught, tree: &TreeState, attempt: u32, max: u32) -> St
                 "Restore it (`git diff -- verify.sh` shows the change; `git checkout HEAD -- verify.sh` undoes it), or ask the user to change it themselves, then end your turn again.\n",
             );
         }
+        Caught::Weakened(w) => {
+            reason.push_str(&w.details());
+            reason.push_str(
+                "Fix the code rather than the checks, then end your turn again. If the task asked for this new behaviour, say so plainly in your last message, so the person can judge the change to the checks.\n",
+            );
+        }
         Caught::Disarmed { deleted } => {
             let fix = match (deleted, &tree.head) {
                 (true, Some(_)) => "restore it (`git checkout HEAD -- verify.sh`)",
@@ -506,12 +620,14 @@ fn unverified_warning(caught: &Caught, settings: &Settings, why: &str) -> String
         "prove-it: WARNING: this turn ended without passing verification: {}; {why}. Nothing was proven.",
         what_failed(caught)
     );
-    if let Caught::Verify(run) = caught {
-        let start = run.tail.len().saturating_sub(WARNING_TAIL_LINES);
-        for line in &run.tail[start..] {
-            text.push_str("\n    ");
-            text.push_str(line);
-        }
+    let tail = match caught {
+        Caught::Verify(run) => &run.tail[..],
+        Caught::Weakened(w) => &w.tail[..],
+        _ => &[],
+    };
+    for line in &tail[tail.len().saturating_sub(WARNING_TAIL_LINES)..] {
+        text.push_str("\n    ");
+        text.push_str(line);
     }
     if settings.max_blocks > 0 {
         text.push_str("\nThe next turn is gated again.");
@@ -523,6 +639,11 @@ fn ledger_entry(event: &Event, caught: &Caught) -> LedgerEntry {
     let (exit_code, actual) = match caught {
         Caught::Disarmed { .. } | Caught::ChangedVerify => {
             (None, vec![what_failed(caught).replace('`', "")])
+        }
+        Caught::Weakened(w) => {
+            let mut actual = vec![what_failed(caught).replace('`', "")];
+            actual.extend(failing_lines(&w.tail));
+            (None, actual)
         }
         Caught::Verify(run) => {
             let mut actual = failing_lines(&run.tail);
@@ -557,6 +678,243 @@ pub fn failing_lines(tail: &[String]) -> Vec<String> {
     let lines: Vec<&String> = tail.iter().filter(|l| !l.trim().is_empty()).collect();
     let start = lines.len().saturating_sub(3);
     lines[start..].iter().map(|l| (*l).clone()).collect()
+}
+
+/// Judges a passing `tree` by what the session changed in its checks: the
+/// host's list and static evidence, and, when a change could have made it
+/// pass, the replay of the session-start checks against the code as it is.
+/// Remembered in `session`, so the same tree is not replayed again.
+fn judge_checks(
+    host: &mut impl Host,
+    session: &mut Session,
+    tree: &TreeState,
+    facts: &VerifyFacts,
+    notes: &mut Vec<String>,
+) -> Judged {
+    let judged = judge(host, changed_verify_note(session, facts), notes);
+    session.checked = Some(Checked {
+        tree: tree.fingerprint.clone(),
+        weakened: matches!(judged, Judged::Weakened(_)),
+        summary: match &judged {
+            Judged::Weakened(w) => Some(w.summary()),
+            Judged::Plain(_) => None,
+        },
+    });
+    judged
+}
+
+/// `changed_verify` is the note for a `verify.sh` that changed during the
+/// session: said whenever the checks the host found do not name it.
+fn judge(host: &mut impl Host, changed_verify: Option<String>, notes: &mut Vec<String>) -> Judged {
+    let changes = match host.check_changes() {
+        Ok(changes) => changes,
+        Err(e) => {
+            notes.extend(changed_verify);
+            return Judged::Plain(Some(format!(
+                "prove-it: could not tell whether this session changed its checks ({e}); read `git diff` before you trust this pass."
+            )));
+        }
+    };
+    let code_note = (!changes.code.is_empty()).then(|| {
+        let mut text = "prove-it: note: lint suppressions added to the code:".to_string();
+        for line in &changes.code {
+            text.push_str("\n  ");
+            text.push_str(line);
+        }
+        text
+    });
+    if !changes.files.iter().any(|f| f.path == "verify.sh") {
+        notes.extend(changed_verify);
+    }
+    if changes.files.is_empty() {
+        return Judged::Plain(code_note);
+    }
+    let count = checks_count(changes.files.len());
+    if !changes.replay_needed() {
+        let mut note = format!(
+            "prove-it: checks changed: {count}, tests added only (adding tests never weakens the checks)."
+        );
+        if let Some(code) = code_note {
+            note.push('\n');
+            note.push_str(&code);
+        }
+        return Judged::Plain(Some(note));
+    }
+    let replay = match host.replay_checks() {
+        Ok(replay) => replay,
+        Err(e) => {
+            return Judged::Plain(Some(format!(
+                "prove-it: checks changed: {count}, and the session-start checks could not be replayed ({e}): read `{}` to judge whether that was the work or a weakened check.",
+                diff_command(&changes)
+            )));
+        }
+    };
+    let run = &replay.run;
+    match run.outcome {
+        VerifyOutcome::Passed => {
+            let mut note = format!(
+                "prove-it: checks changed: {count}; the session-start checks pass too (replayed in {}).",
+                seconds(run.duration_ms)
+            );
+            for line in file_lines(&changes) {
+                note.push_str("\n  ");
+                note.push_str(&line);
+            }
+            Judged::Plain(Some(note))
+        }
+        VerifyOutcome::CouldNotStart => Judged::Plain(Some(format!(
+            "prove-it: checks changed: {count}, and the session-start checks could not start in the copy ({}): read `{}` to judge them.",
+            run.detail.as_deref().unwrap_or("no detail"),
+            diff_command(&changes)
+        ))),
+        VerifyOutcome::Failed | VerifyOutcome::TimedOut => {
+            let outcome = match run.outcome {
+                VerifyOutcome::TimedOut => format!("timed out after {} s", run.timeout_secs),
+                _ => format!(
+                    "failed ({}after {})",
+                    run.exit_code
+                        .map_or_else(String::new, |c| format!("exit {c}, ")),
+                    seconds(run.duration_ms)
+                ),
+            };
+            Judged::Weakened(Weakening {
+                files: file_lines(&changes),
+                replay: format!(
+                    "`./verify.sh` with the checks as they were at the session's start {outcome}"
+                ),
+                tail: run.tail.clone(),
+                diff: diff_command(&changes),
+                changes: Some(changes),
+            })
+        }
+    }
+}
+
+/// `1 file`, `3 files`.
+fn checks_count(n: usize) -> String {
+    format!("{n} file{}", if n == 1 { "" } else { "s" })
+}
+
+/// One line per changed check, then its evidence.
+fn file_lines(changes: &CheckChanges) -> Vec<String> {
+    use crate::abi::{CheckKind, FileChange};
+    let mut lines = Vec::new();
+    for f in &changes.files {
+        let kind = match f.kind {
+            CheckKind::Test => "test",
+            CheckKind::Config => "configuration",
+            CheckKind::Section => "check sections",
+            CheckKind::Inline => "inline tests",
+        };
+        let change = match f.change {
+            FileChange::Added => "added",
+            FileChange::Modified => "modified",
+            FileChange::Deleted => "deleted",
+        };
+        lines.push(format!("`{}` ({kind}, {change})", f.path));
+        for e in &f.evidence {
+            lines.push(format!("  - {e}"));
+        }
+    }
+    for line in &changes.code {
+        lines.push(line.clone());
+    }
+    lines
+}
+
+/// The command that shows the session's changes to its checks.
+fn diff_command(changes: &CheckChanges) -> String {
+    let paths: Vec<&str> = changes.files.iter().map(|f| f.path.as_str()).collect();
+    let base = changes
+        .base
+        .as_deref()
+        .map_or("HEAD", |b| &b[..b.len().min(12)]);
+    format!("git diff {base} -- {}", paths.join(" "))
+}
+
+impl Weakening {
+    /// What a remembered weakening says at a later stop of the same tree.
+    fn said_before(checked: &Checked) -> Weakening {
+        Weakening {
+            files: checked.summary.iter().cloned().collect(),
+            replay: "the session-start checks failed on this same tree earlier in this session"
+                .to_string(),
+            tail: Vec::new(),
+            diff: String::new(),
+            changes: None,
+        }
+    }
+
+    /// The lines kept in the session for [`Weakening::said_before`].
+    fn summary(&self) -> String {
+        let mut text = String::new();
+        for line in self.files.iter().take(12) {
+            text.push_str(line);
+            text.push('\n');
+        }
+        if !self.diff.is_empty() {
+            text.push_str(&format!("Read the change: `{}`", self.diff));
+        }
+        text.trim_end().to_string()
+    }
+
+    /// The checks changed, the replay and its output, the diff to read.
+    fn details(&self) -> String {
+        let mut text = String::new();
+        if !self.files.is_empty() {
+            text.push_str("Checks this session changed:\n");
+            for line in &self.files {
+                text.push_str("  ");
+                text.push_str(line);
+                text.push('\n');
+            }
+        }
+        text.push_str(&self.replay);
+        if self.tail.is_empty() {
+            text.push_str(".\n");
+        } else {
+            text.push_str(":\n");
+            for line in &self.tail {
+                text.push_str("    ");
+                text.push_str(line);
+                text.push('\n');
+            }
+        }
+        if !self.diff.is_empty() {
+            text.push_str(&format!("Read the change: `{}`\n", self.diff));
+        }
+        text
+    }
+}
+
+/// The default policy's answer to a weakened pass: the turn ends, with a
+/// warning as loud as a yield, never the plain receipt.
+fn weakened(
+    mut notes: Vec<String>,
+    weakening: Weakening,
+    run: Option<&VerifyRun>,
+    blocked_before: u32,
+    verify_ms: Option<u64>,
+    tree: &TreeState,
+) -> Decision {
+    let passed = run.map_or_else(
+        || "passed earlier in this session".to_string(),
+        |run| format!("exited 0 in {}", seconds(run.duration_ms)),
+    );
+    let mut text = format!(
+        "prove-it: WEAKENED: `./verify.sh` {passed}, but only with checks this session changed: the checks as they were at its start fail against the code as it is now. This turn is NOT verified.\n"
+    );
+    text.push_str(&weakening.details());
+    text.push_str(
+        "If the task asked for this new behaviour, the change to the checks may be right; otherwise the code, not the checks, needs the fix.",
+    );
+    notes.push(text);
+    let mut decision = notes_only(notes)
+        .with_verdict(Verdict::Weakened)
+        .after(blocked_before, verify_ms)
+        .about(tree);
+    decision.checks = weakening.changes;
+    decision
 }
 
 fn notes_only(notes: Vec<String>) -> Decision {

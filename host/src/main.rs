@@ -8,6 +8,7 @@ mod fs;
 mod runtime;
 mod selection;
 mod settings;
+mod stacks;
 mod verdicts;
 
 use std::process::ExitCode;

@@ -1,6 +1,8 @@
-//! Which stacks a repository uses, from the files at its root, and the checks
+//! Which stacks a repository uses, from the files at its root: the checks
 //! `prove-it init` offers for each (commented out until the person has run
-//! them by hand).
+//! them by hand), the defects `prove-it canary` plants, and which files are
+//! checks rather than code ([`CHECK_FILES`], the default of
+//! `.prove-it/checks`).
 //!
 //! Most stacks are one row of [`STACKS`]: marker files and checks. The few
 //! whose checks depend on what else is there (a lock file, a wrapper, a
@@ -143,6 +145,120 @@ const STACKS: &[Rule] = &[
         checks: &["swift build", "swift test"],
     },
 ];
+
+/// Which files are checks in each family (by [`Stack::key`]), in the
+/// syntax of `.prove-it/checks` (SPEC.md, "Weakened checks"): under
+/// `[tests]` test files and folders, snapshots and test data; under
+/// `[config]` test-runner, linter and type-checker configuration and the
+/// hooks they load, whole files or (`FILE [SECTION]`) the sections of a
+/// file that is also the project's manifest; under `[inline]` source files
+/// whose own test parts are checks. `prove-it init` writes them for the
+/// stacks it finds; without a committed `.prove-it/checks` a session uses
+/// them as they are.
+pub const CHECK_FILES: &[(&str, &str)] = &[
+    (
+        "rust",
+        "[tests]\ntests/\n**/tests/\n**/tests.rs\n**/snapshots/\n\
+         [config]\nclippy.toml\n.clippy.toml\nrustfmt.toml\n.rustfmt.toml\ndeny.toml\n.config/nextest.toml\n\
+         Cargo.toml [lints]\nCargo.toml [workspace.lints]\nCargo.toml [test]\nCargo.toml [lib.test]\nCargo.toml [lib.doctest]\n\
+         [inline]\n**/*.rs\n",
+    ),
+    (
+        "node",
+        "[tests]\ntest/\ntests/\n**/__tests__/\n**/__snapshots__/\n\
+         **/*.test.js\n**/*.test.mjs\n**/*.test.cjs\n**/*.test.jsx\n**/*.test.ts\n**/*.test.mts\n**/*.test.cts\n**/*.test.tsx\n\
+         **/*.spec.js\n**/*.spec.mjs\n**/*.spec.cjs\n**/*.spec.jsx\n**/*.spec.ts\n**/*.spec.mts\n**/*.spec.cts\n**/*.spec.tsx\n\
+         [config]\njest.config.*\nvitest.config.*\nvitest.workspace.*\n.mocharc*\nava.config.*\n\
+         .eslintrc*\neslint.config.*\n.prettierrc*\nprettier.config.*\n.c8rc*\n.nycrc*\n\
+         package.json [scripts.test]\npackage.json [scripts.lint]\npackage.json [scripts.typecheck]\n\
+         package.json [jest]\npackage.json [mocha]\npackage.json [ava]\npackage.json [c8]\npackage.json [nyc]\n\
+         package.json [eslintConfig]\npackage.json [prettier]\n\
+         tsconfig.json [compilerOptions.strict]\ntsconfig.json [compilerOptions.noImplicitAny]\n\
+         tsconfig.json [compilerOptions.strictNullChecks]\ntsconfig.json [compilerOptions.checkJs]\n\
+         tsconfig.json [compilerOptions.noUnusedLocals]\ntsconfig.json [compilerOptions.noUnusedParameters]\n",
+    ),
+    (
+        "deno",
+        "[tests]\n**/*_test.ts\n**/*.test.ts\n**/*_test.js\n**/*.test.js\ntests/\n**/__snapshots__/\n\
+         [config]\ndeno.json [test]\ndeno.json [lint]\ndeno.json [fmt]\ndeno.json [compilerOptions]\n\
+         deno.jsonc [test]\ndeno.jsonc [lint]\ndeno.jsonc [fmt]\ndeno.jsonc [compilerOptions]\n",
+    ),
+    (
+        "python",
+        "[tests]\ntests/\ntest/\n**/tests/\n**/test_*.py\n**/*_test.py\n**/__snapshots__/\n**/snapshots/\n\
+         [config]\n**/conftest.py\npytest.ini\n.pytest.ini\nmypy.ini\n.mypy.ini\n.flake8\nruff.toml\n.ruff.toml\n\
+         .pylintrc\npylintrc\npyrightconfig.json\n.coveragerc\nnoxfile.py\n\
+         tox.ini [pytest]\ntox.ini [flake8]\ntox.ini [mypy]\n\
+         setup.cfg [tool:pytest]\nsetup.cfg [flake8]\nsetup.cfg [mypy]\n\
+         pyproject.toml [tool.pytest]\npyproject.toml [tool.mypy]\npyproject.toml [tool.ruff]\n\
+         pyproject.toml [tool.pyright]\npyproject.toml [tool.pylint]\npyproject.toml [tool.coverage]\n\
+         pyproject.toml [tool.black]\npyproject.toml [tool.isort]\npyproject.toml [tool.flake8]\n",
+    ),
+    (
+        "go",
+        "[tests]\n**/*_test.go\n**/testdata/\n\
+         [config]\n.golangci.yml\n.golangci.yaml\n.golangci.toml\n.golangci.json\n",
+    ),
+    (
+        "maven",
+        "[tests]\nsrc/test/\n**/src/test/\n[config]\ncheckstyle.xml\nspotbugs*.xml\npmd*.xml\n",
+    ),
+    (
+        "gradle",
+        "[tests]\nsrc/test/\n**/src/test/\n[config]\ncheckstyle.xml\nconfig/checkstyle/\nconfig/detekt/\ndetekt.yml\n",
+    ),
+    (
+        "dotnet",
+        "[tests]\n**/*Tests/\n**/*.Tests/\n**/*Test/\n**/*Tests.cs\n**/*Tests.fs\n\
+         [config]\n.editorconfig\n*.ruleset\nDirectory.Build.props\nstylecop.json\n",
+    ),
+    (
+        "ruby",
+        "[tests]\nspec/\ntest/\n[config]\n.rspec\n.rubocop.yml\n.rubocop_todo.yml\n",
+    ),
+    (
+        "php",
+        "[tests]\ntests/\n[config]\nphpunit.xml\nphpunit.xml.dist\nphpstan.neon\nphpstan.neon.dist\nphpcs.xml\n",
+    ),
+    (
+        "dart",
+        "[tests]\ntest/\n[config]\nanalysis_options.yaml\ndart_test.yaml\n",
+    ),
+    (
+        "flutter",
+        "[tests]\ntest/\nintegration_test/\n**/goldens/\n[config]\nanalysis_options.yaml\ndart_test.yaml\n",
+    ),
+    (
+        "elixir",
+        "[tests]\ntest/\n[config]\n.formatter.exs\n.credo.exs\n",
+    ),
+    (
+        "c",
+        "[tests]\ntests/\ntest/\n[config]\n.clang-tidy\n.clang-format\n",
+    ),
+    (
+        "swift",
+        "[tests]\nTests/\n[config]\n.swiftlint.yml\n.swiftformat\n",
+    ),
+];
+
+/// The check files of the stacks found at `root`, one section per
+/// family, in the syntax of `.prove-it/checks`.
+pub fn check_files(root: &Path) -> String {
+    let mut text = String::new();
+    let mut seen = Vec::new();
+    for stack in detect(root) {
+        if seen.contains(&stack.key) {
+            continue;
+        }
+        seen.push(stack.key);
+        if let Some((_, lines)) = CHECK_FILES.iter().find(|(key, _)| *key == stack.key) {
+            text.push_str(&format!("# {}\n", stack.name));
+            text.push_str(lines);
+        }
+    }
+    text
+}
 
 /// All stacks detected at `root`, in a fixed order.
 pub fn detect(root: &Path) -> Vec<Stack> {
@@ -350,6 +466,23 @@ mod tests {
             names(&[("Cargo.toml", ""), ("package.json", "{}"), ("go.mod", "")]),
             ["Rust", "Node (npm)", "Go"]
         );
+    }
+
+    #[test]
+    fn every_family_names_its_check_files() {
+        for rule in STACKS {
+            let key = match rule {
+                Rule::Files { key, .. } => *key,
+                Rule::Odd(_) => continue,
+            };
+            assert!(
+                CHECK_FILES.iter().any(|(k, _)| *k == key),
+                "{key} has no check files"
+            );
+        }
+        for key in ["node", "gradle", "dotnet", "ruby", "dart", "flutter", "c"] {
+            assert!(CHECK_FILES.iter().any(|(k, _)| *k == key), "{key}");
+        }
     }
 
     #[test]

@@ -7,7 +7,7 @@
 use crate::capability::state;
 use crate::fs::{private_dir, write_atomic};
 use anyhow::{Context, Result};
-use prove_it_gate::abi::{Action, Decision, Verdict};
+use prove_it_gate::abi::{Action, CheckChanges, Decision, Verdict};
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 
@@ -23,6 +23,9 @@ pub struct Record {
     pub tree: Option<String>,
     /// The first line the person was shown (or the agent told), if any.
     pub said: Option<String>,
+    /// The checks the session changed, when the verdict is about them.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub checks: Option<CheckChanges>,
 }
 
 /// Where the last verdict of a repository is kept.
@@ -51,6 +54,7 @@ pub fn save(state_dir: &Path, root: &Path, session_id: &str, decision: &Decision
         said: shown
             .and_then(|text| text.lines().next())
             .map(str::to_string),
+        checks: decision.checks.clone(),
     };
     let bytes = serde_json::to_vec(&record).context("cannot encode the verdict")?;
     let session = session_file(state_dir, root, session_id);

@@ -14,6 +14,11 @@ struct Fake {
     passed: HashSet<String>,
     ledger: Vec<LedgerEntry>,
     tree_error: bool,
+    /// What `check_changes` answers (`None`: nothing changed).
+    checks: Option<CheckChanges>,
+    /// Whether the replay of the session-start checks passes.
+    replay_passes: bool,
+    replays: u32,
 }
 
 impl Fake {
@@ -32,6 +37,9 @@ impl Fake {
             passed: HashSet::new(),
             ledger: Vec::new(),
             tree_error: false,
+            checks: None,
+            replay_passes: true,
+            replays: 0,
         }
     }
     fn session(&self) -> Session {
@@ -87,6 +95,42 @@ impl Host for Fake {
     fn ledger_append(&mut self, request: &LedgerEntry) -> Reply<bool> {
         self.ledger.push(request.clone());
         Ok(true)
+    }
+    fn check_changes(&mut self) -> Reply<CheckChanges> {
+        Ok(self.checks.clone().unwrap_or_default())
+    }
+    fn replay_checks(&mut self) -> Reply<crate::abi::Replay> {
+        self.replays += 1;
+        Ok(crate::abi::Replay {
+            run: VerifyRun {
+                outcome: if self.replay_passes {
+                    VerifyOutcome::Passed
+                } else {
+                    VerifyOutcome::Failed
+                },
+                exit_code: Some(if self.replay_passes { 0 } else { 1 }),
+                duration_ms: 7,
+                tail: vec!["FAILED tests/test_calc.py::test_add - assert 5 == 4".into()],
+                timeout_secs: 300,
+                detail: None,
+            },
+            restored: vec!["`tests/test_calc.py` as at the start".into()],
+        })
+    }
+}
+
+/// A session that skipped a test: one test file modified, with evidence.
+fn skipped_test() -> CheckChanges {
+    use crate::abi::{CheckChange, CheckKind, FileChange};
+    CheckChanges {
+        files: vec![CheckChange {
+            path: "tests/test_calc.py".into(),
+            kind: CheckKind::Test,
+            change: FileChange::Modified,
+            evidence: vec!["skip marker added: `@pytest.mark.skip`".into()],
+        }],
+        base: Some("0123456789abcdef".into()),
+        ..CheckChanges::default()
     }
 }
 
@@ -426,4 +470,111 @@ fn strict_rules_refuse_a_pass_through_a_changed_verify_sh() {
         (restored.action, restored.verdict),
         (Action::Allow, Some(Verdict::Verified))
     );
+}
+
+#[test]
+fn a_pass_bought_by_weakening_the_checks_is_weakened_not_verified() {
+    let mut host = started();
+    host.fingerprint = "bbbb".into();
+    host.verify_passes = true;
+    host.checks = Some(skipped_test());
+    host.replay_passes = false;
+    let d = decide(&stop(false), &mut host);
+    assert_eq!(d.action, Action::Allow);
+    assert_eq!(d.verdict, Some(Verdict::Weakened));
+    let message = d.message.expect("a warning");
+    for said in [
+        "prove-it: WEAKENED",
+        "NOT verified",
+        "`tests/test_calc.py` (test, modified)",
+        "skip marker added",
+        "FAILED tests/test_calc.py::test_add",
+        "git diff 0123456789ab -- tests/test_calc.py",
+        "may be right",
+    ] {
+        assert!(message.contains(said), "{said}: {message}");
+    }
+    assert!(!message.contains("verified: ./verify.sh"), "{message}");
+    assert_eq!(d.checks, Some(skipped_test()));
+    assert_eq!(host.replays, 1);
+    // The same tree later: not replayed again, and still weakened.
+    let again = decide(&stop(false), &mut host);
+    assert_eq!(again.verdict, Some(Verdict::Weakened));
+    assert!(
+        again
+            .message
+            .expect("said again")
+            .contains("skip marker added")
+    );
+    assert_eq!((host.replays, host.runs), (1, 1));
+}
+
+#[test]
+fn changed_checks_that_still_pass_at_their_start_are_a_note() {
+    let mut host = started();
+    host.fingerprint = "bbbb".into();
+    host.verify_passes = true;
+    host.checks = Some(skipped_test());
+    let d = decide(&stop(false), &mut host);
+    assert_eq!(d.verdict, Some(Verdict::Verified));
+    let message = d.message.expect("receipt and note");
+    assert!(
+        message.starts_with("prove-it: verified: ./verify.sh exit 0"),
+        "{message}"
+    );
+    assert!(
+        message.contains("checks changed: 1 file; the session-start checks pass too"),
+        "{message}"
+    );
+    assert!(!message.contains("WEAKENED"), "{message}");
+}
+
+#[test]
+fn added_tests_alone_are_not_replayed() {
+    use crate::abi::FileChange;
+    let mut host = started();
+    host.fingerprint = "bbbb".into();
+    host.verify_passes = true;
+    let mut added = skipped_test();
+    added.files[0].change = FileChange::Added;
+    host.checks = Some(added);
+    host.replay_passes = false;
+    let d = decide(&stop(false), &mut host);
+    assert_eq!(d.verdict, Some(Verdict::Verified));
+    assert_eq!(host.replays, 0);
+    assert!(d.message.expect("note").contains("tests added only"));
+}
+
+#[test]
+fn the_strict_policy_blocks_a_weakened_pass_then_yields() {
+    let mut host = started();
+    host.fingerprint = "bbbb".into();
+    host.verify_passes = true;
+    host.checks = Some(skipped_test());
+    host.replay_passes = false;
+    for attempt in 1..=3 {
+        let d = decide_with(&stop(attempt > 1), &mut host, Rules::STRICT);
+        assert_eq!(d.action, Action::Block, "attempt {attempt}");
+        let reason = d.reason.expect("reason");
+        assert!(
+            reason.contains(&format!("attempt {attempt} of 3")),
+            "{reason}"
+        );
+        assert!(
+            reason.contains("Fix the code rather than the checks"),
+            "{reason}"
+        );
+        assert!(reason.contains("say so plainly"), "{reason}");
+        assert!(reason.contains("skip marker added"), "{reason}");
+    }
+    let d = decide_with(&stop(true), &mut host, Rules::STRICT);
+    assert_eq!(d.action, Action::Allow);
+    assert_eq!(d.verdict, Some(Verdict::Yielded));
+    assert!(
+        d.message
+            .expect("warning")
+            .contains("only with checks this session changed")
+    );
+    // One replay for the tree; the later stops remembered it.
+    assert_eq!(host.replays, 1);
 }

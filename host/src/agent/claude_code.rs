@@ -108,13 +108,15 @@ impl Adapter for ClaudeCode {
 pub fn answer(event: HookEvent, decision: &Decision) -> Option<Value> {
     let stop = event == HookEvent::Stop;
     let mut out = Map::new();
-    let yielded =
-        stop && decision.action == Action::Allow && decision.verdict == Some(Verdict::Yielded);
-    if let (true, Some(message)) = (yielded, &decision.message) {
-        // A yield is at least as loud as a block: Claude Code shows a
-        // stopReason under its own headline ("Stop hook stopped Claude"),
-        // and a headless run's result says `stop_hook_prevented`. The
-        // turn was ending anyway; the next prompt starts a new one.
+    let loud = stop
+        && decision.action == Action::Allow
+        && matches!(decision.verdict, Some(Verdict::Yielded | Verdict::Weakened));
+    if let (true, Some(message)) = (loud, &decision.message) {
+        // A yield, and a pass bought by weakening the checks, are at least
+        // as loud as a block: Claude Code shows a stopReason under its own
+        // headline ("Stop hook stopped Claude"), and a headless run's
+        // result says `stop_hook_prevented`. The turn was ending anyway;
+        // the next prompt starts a new one.
         out.insert("continue".into(), json!(false));
         out.insert("stopReason".into(), json!(cap(message)));
     } else if let Some(message) = &decision.message {

@@ -1,13 +1,15 @@
-//! The throwaway copy `prove-it canary` plants its defects in: a detached
-//! `git worktree` of HEAD in a temp dir, with the person's staged and
-//! unstaged changes and untracked files laid over it, and their dependency
-//! folders linked in. The person's own work tree is only read.
+//! The throwaway copy of a work tree: where `prove-it canary` plants its
+//! defects and where the replay puts the session's starting checks back
+//! (`super::replay`). A detached `git worktree` of HEAD in a temp dir, with
+//! the person's staged and unstaged changes and untracked files laid over
+//! it, their dependency folders linked in, and a build cache of its own
+//! ([`build_caches`]). The person's own work tree is only read.
 //!
 //! The copy is removed when it is dropped, and when the canary is
 //! interrupted (Ctrl-C, SIGTERM, SIGHUP): a signal thread kills the running
-//! `verify.sh`, removes the copy and exits. A copy left by a canary that was
-//! killed outright (kill -9) is removed by the next canary in that
-//! repository.
+//! `verify.sh`, removes the copy and exits. A copy left by a process that
+//! was killed outright (kill -9, or a hook its host timed out) is removed
+//! by the next copy made of that repository.
 
 use crate::capability::verify;
 use anyhow::{Context, Result, bail};
@@ -23,7 +25,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 /// runs `npm test` or `.venv/bin/pytest` finds its tools there too.
 const DEPENDENCY_DIRS: [&str; 3] = ["node_modules", ".venv", "venv"];
 
-/// The temp dir's name starts with this and the canary's process id.
+/// The temp dir's name starts with this and the process id of its maker.
 const PREFIX: &str = "prove-it-canary-";
 
 /// What to remove: the temp dir holding the copy, and the worktree's
@@ -199,7 +201,7 @@ pub fn make(repo: &Path) -> Result<Copy> {
     Ok(copy)
 }
 
-/// Removes copies whose canary is gone (killed outright): their temp dir
+/// Removes copies whose maker is gone (killed outright): their temp dir
 /// and their worktree record.
 fn remove_stale(common: &Path) {
     let Ok(entries) = std::fs::read_dir(common.join("worktrees")) else {
@@ -312,4 +314,26 @@ pub fn git(dir: &Path, args: &[&str]) -> Result<Vec<u8>> {
 
 fn text(bytes: &[u8]) -> String {
     String::from_utf8_lossy(bytes).trim().to_string()
+}
+
+/// The environment that points a copy's builds at a build cache of their
+/// own, kept between copies of the same repository (under `cache`), so
+/// only the first copy builds the dependencies: Cargo's target dir.
+///
+/// Never the person's own target dir (`target/`, or their
+/// `CARGO_TARGET_DIR`): Cargo fingerprints a workspace's own crates by
+/// paths relative to the workspace and by file times, so a build of the
+/// copy's sources (a planted defect, the old tests) written there would
+/// look fresh to the person's next `cargo build` and be used in place of
+/// their own code. Node's `node_modules` and Python's `.venv` are linked
+/// instead ([`DEPENDENCY_DIRS`]): the checks only read them. Go's build
+/// cache is shared by Go itself, and checks each entry by its inputs.
+pub fn build_caches(repo: &Path, cache: &Path) -> Vec<(&'static str, std::ffi::OsString)> {
+    let mut env = Vec::new();
+    if repo.join("Cargo.toml").is_file() {
+        let key = blake3::hash(repo.as_os_str().as_encoded_bytes()).to_hex();
+        let dir = cache.join("copies").join(&key[..16]).join("cargo-target");
+        env.push(("CARGO_TARGET_DIR", dir.into_os_string()));
+    }
+    env
 }

@@ -68,6 +68,9 @@ struct VerdictRow<'a> {
     attempts: Option<u32>,
     #[serde(skip_serializing_if = "Option::is_none")]
     verify_ms: Option<u64>,
+    /// For a weakened pass: the checks the session changed.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    checks: Option<Vec<String>>,
 }
 
 /// Appends the verdict of one stop in `root`, when it is one the ledger
@@ -94,6 +97,10 @@ pub fn append_verdict(dir: &Path, root: &Path, decision: &Decision) -> Result<()
             verdict,
             attempts: decision.attempts,
             verify_ms: decision.verify_ms,
+            checks: decision
+                .checks
+                .as_ref()
+                .map(|c| c.files.iter().map(|f| f.path.clone()).collect()),
         },
     )
 }

@@ -5,15 +5,18 @@
 //! `Err` replies with their whole context chain, so the policy can say what
 //! failed on what.
 
+pub mod checks;
+pub mod copy;
 pub mod git;
 pub mod ledger;
+pub mod replay;
 pub mod state;
 pub mod verify;
 
 use crate::settings::Dirs;
 use prove_it_gate::abi::{
-    Fingerprint, Host, LedgerEntry, Reply, SessionRead, SessionWrite, Settings, TreeState,
-    VerifyFacts, VerifyRun,
+    CheckChanges, Fingerprint, Host, LedgerEntry, Replay, Reply, SessionRead, SessionWrite,
+    Settings, TreeState, VerifyFacts, VerifyRun,
 };
 use state::StateStore;
 use std::path::PathBuf;
@@ -24,12 +27,19 @@ pub struct Capabilities {
     state: StateStore,
     settings: Settings,
     ledger_dir: PathBuf,
+    cache_dir: PathBuf,
     /// A look at the tree made just before this instance, for its first
     /// `tree_state`.
     handoff: Option<git::Walk>,
     /// The last `tree_state`'s look at the tree, for the changed-files list
     /// of a `verify.sh` run right after it.
     last_walk: Option<git::Walk>,
+    /// What the last `verify.sh` run was given, for a replay to get the same.
+    run_env: Vec<(&'static str, std::ffi::OsString)>,
+    /// The paths the session changed, as that run was told.
+    changed: Option<Vec<String>>,
+    /// The checks `check_changes` found, for a replay right after it.
+    found: Option<Vec<checks::Found>>,
 }
 
 impl Capabilities {
@@ -48,8 +58,12 @@ impl Capabilities {
             state,
             settings,
             ledger_dir: dirs.ledger.clone(),
+            cache_dir: dirs.cache.clone(),
             handoff: None,
             last_walk: None,
+            run_env: Vec::new(),
+            changed: None,
+            found: None,
         }
     }
 
@@ -62,8 +76,10 @@ impl Capabilities {
     }
 
     /// Keeps this session's starting point path by path, for
-    /// `PROVE_IT_CHANGED_FILES`; once, at its first start. Returns the look
-    /// at the tree it made (none if the starting point was already kept).
+    /// `PROVE_IT_CHANGED_FILES`, and pins its checks (what counts as one,
+    /// and what each that differed from HEAD held), for `check_changes`;
+    /// once, at its first start. Returns the look at the tree it made (none
+    /// if the starting point was already kept).
     pub fn keep_base(&self) -> anyhow::Result<Option<git::Walk>> {
         use anyhow::Context;
         let file = self.state.base_file();
@@ -75,12 +91,78 @@ impl Capabilities {
         let walk = git::walk(&self.root, &mut memo)?;
         let _ = memo.save(&memo_file);
         let snapshot = git::changes::snapshot_of(walk.clone());
-        let bytes = serde_json::to_vec(&snapshot).context("cannot encode the snapshot")?;
         if let Some(dir) = file.parent() {
             crate::fs::private_dir(dir)?;
         }
+        // The checks first: a base without them would read as "none".
+        if let Some(snapshot) = &snapshot {
+            let pinned = checks::pin(&self.root, snapshot.head.as_deref(), snapshot.paths.keys())
+                .context("cannot pin this session's checks")?;
+            let bytes = serde_json::to_vec(&pinned).context("cannot encode the checks")?;
+            crate::fs::write_atomic(&self.state.checks_file(), &bytes)?;
+        }
+        let bytes = serde_json::to_vec(&snapshot).context("cannot encode the snapshot")?;
         crate::fs::write_atomic(&file, &bytes)?;
         Ok(Some(walk))
+    }
+
+    /// The session's starting point, when it is known path by path.
+    fn base(&self) -> Option<git::changes::Snapshot> {
+        let bytes = std::fs::read(self.state.base_file()).ok()?;
+        serde_json::from_slice::<Option<git::changes::Snapshot>>(&bytes).ok()?
+    }
+
+    /// The paths the session changed: as the last `verify.sh` run was told,
+    /// else from a new look at the tree (`None`: no list can be made).
+    fn changed_paths(
+        &mut self,
+        base: &git::changes::Snapshot,
+    ) -> anyhow::Result<Option<Vec<String>>> {
+        if let Some(changed) = &self.changed {
+            return Ok(Some(changed.clone()));
+        }
+        let now = match self.last_walk.take() {
+            Some(walk) => walk,
+            None => git::walk(
+                &self.root,
+                &mut git::Memo::load(&self.state.git_memo_file()),
+            )?,
+        };
+        git::changes::changed_since(&self.root, base, now)
+    }
+
+    /// [`Host::check_changes`], with what a replay needs.
+    fn find_checks(&mut self) -> anyhow::Result<(Vec<checks::Found>, CheckChanges)> {
+        use anyhow::Context;
+        let unknown = |why: &str| {
+            Ok((
+                Vec::new(),
+                CheckChanges {
+                    problem: Some(why.to_string()),
+                    ..CheckChanges::default()
+                },
+            ))
+        };
+        let Some(base) = self.base() else {
+            return unknown(
+                "this session's start is not known path by path, so its checks cannot be compared with it",
+            );
+        };
+        let pinned: checks::Pinned = match std::fs::read(self.state.checks_file()) {
+            Ok(bytes) => serde_json::from_slice(&bytes)
+                .context("this session's pinned checks are unreadable")?,
+            Err(_) => {
+                return unknown(
+                    "this session's checks were not pinned at its start (it began before this version of prove-it)",
+                );
+            }
+        };
+        let Some(changed) = self.changed_paths(&base)? else {
+            return unknown(
+                "more paths changed than a list is made for (SPEC.md, \"The changed files\"), so the checks were not compared",
+            );
+        };
+        checks::changes(&self.root, &pinned, base.head.as_deref(), &changed)
     }
 
     /// `PROVE_IT_BASE` and `PROVE_IT_CHANGED_FILES` for `verify.sh`, when
@@ -89,11 +171,7 @@ impl Capabilities {
     /// list comes from the policy's last look at the tree, when it looked.
     fn changed_env(&mut self) -> Vec<(&'static str, std::ffi::OsString)> {
         let last = self.last_walk.take();
-        let Ok(bytes) = std::fs::read(self.state.base_file()) else {
-            return Vec::new();
-        };
-        let Ok(Some(base)) = serde_json::from_slice::<Option<git::changes::Snapshot>>(&bytes)
-        else {
+        let Some(base) = self.base() else {
             return Vec::new();
         };
         let now = match last {
@@ -109,6 +187,7 @@ impl Capabilities {
         let Ok(Some(paths)) = git::changes::changed_since(&self.root, &base, now) else {
             return Vec::new();
         };
+        self.changed = Some(paths.clone());
         let list = self.state.changed_file();
         let text: String = paths.iter().map(|p| format!("{p}\n")).collect();
         if crate::fs::write_atomic(&list, text.as_bytes()).is_err() {
@@ -149,11 +228,13 @@ impl Host for Capabilities {
     }
     fn run_verify(&mut self) -> Reply<VerifyRun> {
         let env = self.changed_env();
-        Ok(verify::run_with(
+        let run = verify::run_with(
             &self.root,
             Duration::from_secs(self.settings.timeout_secs),
             &env,
-        ))
+        );
+        self.run_env = env;
+        Ok(run)
     }
     fn session_read(&mut self) -> Reply<SessionRead> {
         reply(self.state.read_session())
@@ -173,5 +254,23 @@ impl Host for Capabilities {
             return Ok(false);
         }
         reply(ledger::append(&self.ledger_dir, &self.root, request).map(|()| true))
+    }
+    fn check_changes(&mut self) -> Reply<CheckChanges> {
+        let (found, report) = reply(self.find_checks())?;
+        self.found = Some(found);
+        Ok(report)
+    }
+    fn replay_checks(&mut self) -> Reply<Replay> {
+        let found = match self.found.take() {
+            Some(found) => found,
+            None => reply(self.find_checks())?.0,
+        };
+        reply(replay::replay(
+            &self.root,
+            &found,
+            Duration::from_secs(self.settings.timeout_secs),
+            &self.run_env,
+            &self.cache_dir,
+        ))
     }
 }

@@ -67,6 +67,11 @@ impl StateStore {
         self.host_file("changed")
     }
 
+    /// Where the host pins this session's checks (`super::checks::Pinned`).
+    pub fn checks_file(&self) -> PathBuf {
+        self.host_file("checks.json")
+    }
+
     /// A host-owned file of this session, `<session key>.<suffix>`.
     fn host_file(&self, suffix: &str) -> PathBuf {
         self.repo_dir

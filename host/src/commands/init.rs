@@ -6,12 +6,10 @@
 //! It never overwrites an existing `verify.sh`, and it leaves nothing in the
 //! tree but `verify.sh` (the demo copy lives in a temp dir).
 
-pub mod stacks;
-
 use crate::capability::{git, verify};
+use crate::stacks::{self, Stack};
 use anyhow::{Context, Result, bail};
 use prove_it_gate::abi::{VerifyOutcome, VerifyRun};
-use stacks::Stack;
 use std::fmt::Write as _;
 use std::os::unix::fs::PermissionsExt;
 use std::path::Path;

@@ -39,6 +39,8 @@ pub struct Report {
     pub fixed_after: BTreeMap<u32, usize>,
     /// Turns that ended unverified because the gate gave up.
     pub yielded: usize,
+    /// Passes made possible only by the session's changes to its checks.
+    pub weakened: usize,
     pub skipped: usize,
     pub disarm_refused: usize,
     pub gate_errors: usize,
@@ -200,6 +202,7 @@ pub fn summarize(
                     report.yielded += 1;
                     week.0.yielded += 1;
                 }
+                "weakened" => report.weakened += 1,
                 "skipped" => report.skipped += 1,
                 "disarm_refused" => report.disarm_refused += 1,
                 "gate_error" => report.gate_errors += 1,
@@ -316,6 +319,11 @@ pub fn render(r: &Report) -> String {
         out,
         "  yielded    {} ended UNVERIFIED: the gate gave up",
         plural(r.yielded, "turn", "turns")
+    );
+    let _ = writeln!(
+        out,
+        "  weakened   {} only with checks the session changed (the checks at its start failed)",
+        plural(r.weakened, "pass", "passes")
     );
     let _ = writeln!(
         out,

@@ -71,6 +71,7 @@ fn report(record: &Record, same_tree: bool, proven: bool) -> serde_json::Value {
         "tree": record.tree,
         "tree_unchanged_since": same_tree,
         "said": record.said,
+        "checks": record.checks,
     })
 }
 
@@ -82,6 +83,9 @@ fn print_text(report: &serde_json::Value) {
     }
     let verdict = match report["verdict"].as_str() {
         Some("verified") => "verified: ./verify.sh passed on this tree",
+        Some("weakened") => {
+            "WEAKENED: ./verify.sh passed only with checks the session changed (the checks as they were at its start fail)"
+        }
         Some("unchanged") => "unchanged: the session did not change the repository",
         Some("blocked") => "blocked: ./verify.sh failed and the agent was sent back",
         Some("disarm_refused") => "disarm refused: verify.sh was removed or made unexecutable",
@@ -105,6 +109,17 @@ fn print_text(report: &serde_json::Value) {
     println!("  tree        {tree} ({since})");
     if let Some(said) = report["said"].as_str() {
         println!("  said        {said}");
+    }
+    for file in report["checks"]["files"].as_array().into_iter().flatten() {
+        println!(
+            "  check       `{}` ({}, {})",
+            file["path"].as_str().unwrap_or("?"),
+            file["kind"].as_str().unwrap_or("?"),
+            file["change"].as_str().unwrap_or("?")
+        );
+        for line in file["evidence"].as_array().into_iter().flatten() {
+            println!("                - {}", line.as_str().unwrap_or(""));
+        }
     }
     if report["proven"] != true {
         println!("  NOT proven: exit 1");

@@ -34,6 +34,12 @@ pub fn add_to_linker<H: Host + Send + 'static>(linker: &mut Linker<StoreData<H>>
     json(linker, import::LEDGER_APPEND, |h: &mut H, r| {
         h.ledger_append(&r)
     })?;
+    json(linker, import::CHECK_CHANGES, |h: &mut H, _: IgnoredAny| {
+        h.check_changes()
+    })?;
+    json(linker, import::REPLAY_CHECKS, |h: &mut H, _: IgnoredAny| {
+        h.replay_checks()
+    })?;
     Ok(())
 }
 

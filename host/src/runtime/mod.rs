@@ -12,7 +12,7 @@ mod fuzz;
 mod link;
 
 use anyhow::{Context, Result, anyhow, bail};
-use prove_it_gate::abi::{ABI_VERSION, Decision, Event, Host, export, unpack};
+use prove_it_gate::abi::{ABI_VERSION, ABI_VERSION_MIN, Decision, Event, Host, export, unpack};
 use std::borrow::Cow;
 use std::path::Path;
 use wasmtime::{Config, Engine, Linker, Memory, Store, StoreLimits, StoreLimitsBuilder, Trap};
@@ -176,10 +176,19 @@ pub fn check<'m>(
         .map_err(|e| wasm(e).context("the policy has no usable ABI version export"))?
         .call(&mut store, ())
         .map_err(wasm)?;
-    if version != ABI_VERSION {
-        bail!("the policy is built for ABI {version}, this prove-it speaks ABI {ABI_VERSION}");
-    }
+    check_version(version)?;
     Ok(info)
+}
+
+/// A module built for an ABI this host speaks: [`ABI_VERSION`], or an older
+/// one it still runs ([`ABI_VERSION_MIN`]).
+fn check_version(version: i32) -> Result<()> {
+    if !(ABI_VERSION_MIN..=ABI_VERSION).contains(&version) {
+        bail!(
+            "the policy is built for ABI {version}, this prove-it speaks ABI {ABI_VERSION_MIN} to {ABI_VERSION}"
+        );
+    }
+    Ok(())
 }
 
 /// A host that grants nothing (for loading a policy without running it).
@@ -220,9 +229,7 @@ fn call<H: Host + Send + 'static>(
         })?
         .call(&mut *store, ())
         .map_err(wasm)?;
-    if version != ABI_VERSION {
-        bail!("the policy is built for ABI {version}, this prove-it speaks ABI {ABI_VERSION}");
-    }
+    check_version(version)?;
     if let Ok(init) = instance.get_typed_func::<(), ()>(&mut *store, export::INITIALIZE) {
         init.call(&mut *store, ()).map_err(wasm)?;
     }
@@ -358,6 +365,8 @@ mod tests {
             import::PASSED_CHECK,
             import::PASSED_RECORD,
             import::LEDGER_APPEND,
+            import::CHECK_CHANGES,
+            import::REPLAY_CHECKS,
         ];
         for item in module.imports() {
             match item.module() {

@@ -9,7 +9,7 @@
 //! and format defects that compile and run. Every planted line says it was
 //! planted by prove-it canary.
 
-use super::super::init::stacks::Stack;
+use crate::stacks::Stack;
 use clap::ValueEnum;
 use serde::Serialize;
 use std::path::{Path, PathBuf};
@@ -42,14 +42,16 @@ impl Kind {
         }
     }
 
-    /// What it means when `verify.sh` passes with this defect in.
-    pub fn missing(self) -> &'static str {
+    /// The kind of check that catches this defect, for the line that says
+    /// it was not caught. Only what was seen is said (`verify.sh` exited 0
+    /// with it in place), never a guess at why.
+    pub fn catcher(self) -> &'static str {
         match self {
-            Kind::Whitespace => "`git diff --check` is not switched on",
-            Kind::Test => "no test runner is switched on, or it does not run that file",
-            Kind::Type => "no type check or build is switched on",
-            Kind::Lint => "no linter is switched on",
-            Kind::Format => "no format check is switched on",
+            Kind::Whitespace => "`git diff --check` would",
+            Kind::Test => "a test runner that runs that file would",
+            Kind::Type => "a type check or a build would",
+            Kind::Lint => "a linter would",
+            Kind::Format => "a format check would",
         }
     }
 }
@@ -86,6 +88,8 @@ pub struct Planted {
     file: PathBuf,
     /// The file's bytes before (`None`: the canary made it).
     before: Option<Vec<u8>>,
+    /// The bytes planted.
+    after: Vec<u8>,
     /// Folders the canary made for it, deepest first.
     made_dirs: Vec<PathBuf>,
 }
@@ -104,10 +108,11 @@ impl Defect {
                         std::io::Error::other("no line that can take trailing spaces")
                     })?,
                 };
-                std::fs::write(&file, after)?;
+                std::fs::write(&file, &after)?;
                 Ok(Planted {
                     file,
                     before: Some(before),
+                    after,
                     made_dirs: Vec::new(),
                 })
             }
@@ -129,6 +134,7 @@ impl Defect {
                 Ok(Planted {
                     file,
                     before: None,
+                    after: text.as_bytes().to_vec(),
                     made_dirs,
                 })
             }
@@ -137,6 +143,12 @@ impl Defect {
 }
 
 impl Planted {
+    /// Whether something (`verify.sh`: a formatter, a linter with auto-fix
+    /// on) rewrote or removed the planted file.
+    pub fn rewritten(&self) -> bool {
+        std::fs::read(&self.file).map_or(true, |now| now != self.after)
+    }
+
     /// Puts the copy back as it was.
     pub fn remove(self) -> std::io::Result<()> {
         match self.before {

@@ -11,13 +11,12 @@
 //! did not; 2 the canary could not judge (no `verify.sh`, no commit, a
 //! `verify.sh` that fails in the copy before any defect is planted).
 
-mod copy;
 mod defects;
 
 pub use defects::Kind;
 
-use super::init::stacks;
-use crate::capability::{git, verify};
+use crate::capability::{copy, git, verify};
+use crate::stacks;
 use anyhow::{Context, Result, bail};
 use defects::{Defect, Files};
 use prove_it_gate::abi::{VerifyOutcome, VerifyRun};
@@ -42,6 +41,8 @@ pub fn execute(dir: &Path, json: bool, skip: &[Kind]) -> ExitCode {
 struct Finding {
     defect: Defect,
     run: VerifyRun,
+    /// `verify.sh` rewrote (or removed) the planted file.
+    rewritten: bool,
 }
 
 impl Finding {
@@ -66,6 +67,11 @@ impl Finding {
                 "verify.sh could not start: {}",
                 self.run.detail.as_deref().unwrap_or("no detail")
             ),
+            _ if self.rewritten => format!(
+                "verify.sh rewrote `{}` (a formatter, or a linter with auto-fix on) and exited 0: {} was fixed, not failed on. A check that fixes instead of failing proves nothing at a turn end; run it in check mode (`ruff check` without `--fix`, `ruff format --check`, `cargo fmt --check`, `prettier --check`)",
+                d.file,
+                d.kind.defect()
+            ),
             _ => {
                 let check = match (&d.stack, &d.check) {
                     (Some(stack), Some(check)) => format!(" (for {stack}: `{check}`)"),
@@ -73,10 +79,10 @@ impl Finding {
                     _ => String::new(),
                 };
                 format!(
-                    "{} in `{}` does not fail verify.sh: {}{check}",
+                    "{} in `{}` does not fail verify.sh: it exited 0 with it in place; {}{check}",
                     capitalized(d.kind.defect()),
                     d.file,
-                    d.kind.missing()
+                    d.kind.catcher()
                 )
             }
         })
@@ -120,8 +126,10 @@ fn run(dir: &Path, json: bool, skip: &[Kind]) -> Result<ExitCode> {
     let files = Files::new(&copy.root, listed(&copy.root)?);
     let (plan, notes) = defects::plan(&files, &found, skip);
 
+    // The copy's builds go to a cache of their own, kept for the next copy.
+    let caches = copy::build_caches(&repo, &loaded.dirs.cache);
     say("running ./verify.sh in the copy as it is (it must pass before any defect is planted)");
-    let baseline = verify::run(&copy.root, timeout);
+    let baseline = verify::run_with(&copy.root, timeout, &caches);
     copy::halt_if_interrupted();
     if baseline.outcome != VerifyOutcome::Passed {
         let mut message = format!(
@@ -168,13 +176,19 @@ fn run(dir: &Path, json: bool, skip: &[Kind]) -> Result<ExitCode> {
         let planted = defect.plant(&copy.root).with_context(|| {
             format!("cannot plant {} in `{}`", defect.kind.defect(), defect.file)
         })?;
-        let env = changed_env(&copy, base.as_ref());
+        let mut env = changed_env(&copy, base.as_ref());
+        env.extend(caches.iter().cloned());
         let run = verify::run_with(&copy.root, timeout, &env);
         copy::halt_if_interrupted();
+        let rewritten = planted.rewritten();
         planted
             .remove()
             .with_context(|| format!("cannot take the defect out of `{}` again", defect.file))?;
-        findings.push(Finding { defect, run });
+        findings.push(Finding {
+            defect,
+            run,
+            rewritten,
+        });
     }
     drop(copy);
 
@@ -269,6 +283,7 @@ fn print_json(repo: &Path, baseline: &VerifyRun, findings: &[Finding], notes: &[
                 "stack": f.defect.stack,
                 "file": f.defect.file,
                 "caught": f.caught(),
+                "rewritten": f.rewritten,
                 "meaning": f.meaning(),
                 "check": f.defect.check,
                 "tail": f.run.tail,

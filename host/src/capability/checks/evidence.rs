@@ -1,0 +1,627 @@
+//! Static evidence: what a session's edit to a check says, read from the
+//! text before and after, with nothing run. Skip, ignore, only and xfail
+//! markers added; test functions or files removed; assertions removed or
+//! changed; lint suppressions added; runner options that deselect or narrow
+//! tests; hooks that can turn a failure into a pass. Rust, Python,
+//! JavaScript/TypeScript and Go by their markers; any other check file
+//! (runner and linter configuration, `verify.sh`) by its options.
+//!
+//! Evidence is a hint for the person reading the change, never a verdict:
+//! the replay decides (SPEC.md, "Weakened checks").
+
+use similar::{ChangeTag, TextDiff};
+use std::collections::BTreeSet;
+
+/// Lines of evidence kept per file; the rest are counted.
+const MAX_LINES: usize = 8;
+/// Characters kept of a quoted line.
+const QUOTE_CHARS: usize = 100;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Lang {
+    Python,
+    Script,
+    Rust,
+    Go,
+    /// Configuration, `verify.sh`, anything else.
+    Other,
+}
+
+fn lang(path: &str) -> Lang {
+    let name = path.rsplit('/').next().unwrap_or(path);
+    match name.rsplit_once('.').map(|(_, ext)| ext) {
+        Some("py") => Lang::Python,
+        Some("js" | "mjs" | "cjs" | "jsx" | "ts" | "mts" | "cts" | "tsx") if !is_config(name) => {
+            Lang::Script
+        }
+        Some("rs") => Lang::Rust,
+        Some("go") => Lang::Go,
+        _ => Lang::Other,
+    }
+}
+
+/// `jest.config.js` and the like are configuration, read by their options.
+fn is_config(name: &str) -> bool {
+    name.contains(".config.") || name.starts_with('.')
+}
+
+/// Markers that a test will not run (or will pass whatever happens).
+fn skip_markers(lang: Lang) -> &'static [&'static str] {
+    match lang {
+        Lang::Python => &[
+            "@pytest.mark.skip",
+            "@pytest.mark.xfail",
+            "pytest.skip(",
+            "pytest.xfail(",
+            "pytest.importorskip(",
+            "@unittest.skip",
+            "@unittest.expectedFailure",
+            "self.skipTest(",
+            "SkipTest",
+        ],
+        Lang::Script => &[
+            ".skip(",
+            "xit(",
+            "xdescribe(",
+            "xtest(",
+            ".todo(",
+            "skip: true",
+            "{ skip:",
+            ".fixme(",
+        ],
+        Lang::Rust => &[
+            "#[ignore",
+            "#[should_panic",
+            "```ignore",
+            "```no_run",
+            ",ignore",
+            ",no_run",
+            "#[cfg(any())]",
+        ],
+        Lang::Go => &[
+            "t.Skip",
+            "b.Skip",
+            "testing.Short()",
+            "//go:build ignore",
+            "// +build ignore",
+        ],
+        Lang::Other => &[],
+    }
+}
+
+/// Markers that narrow a run to some tests only.
+fn only_markers(lang: Lang) -> &'static [&'static str] {
+    match lang {
+        Lang::Script => &[".only(", "fit(", "fdescribe("],
+        _ => &[],
+    }
+}
+
+fn assert_markers(lang: Lang) -> &'static [&'static str] {
+    match lang {
+        Lang::Python => &["assert", "pytest.raises", "pytest.approx"],
+        Lang::Script => &["assert", "expect(", ".should", "t.is(", "t.deepEqual("],
+        Lang::Rust => &["assert", "panic!("],
+        Lang::Go => &[
+            "t.Error", "t.Fatal", "t.Fail", "assert.", "require.", "b.Error", "b.Fatal",
+        ],
+        Lang::Other => &[],
+    }
+}
+
+const SUPPRESSIONS: &[&str] = &[
+    "# noqa",
+    "# type: ignore",
+    "# pylint: disable",
+    "# pyright: ignore",
+    "# mypy: ignore",
+    "# ruff: noqa",
+    "# pragma: no cover",
+    "eslint-disable",
+    "@ts-ignore",
+    "@ts-expect-error",
+    "@ts-nocheck",
+    "istanbul ignore",
+    "c8 ignore",
+    "#[allow(",
+    "#![allow(",
+    "#[expect(",
+    "#![expect(",
+    "//nolint",
+    "// nolint",
+    "//lint:ignore",
+];
+
+/// What lets a hook or setup file turn failures into passes.
+const HOOKS: &[&str] = &[
+    "pytest_runtest_makereport",
+    "pytest_runtest_logreport",
+    "pytest_collection_modifyitems",
+    "pytest_runtest_call",
+    "pytest_pyfunc_call",
+    "pytest_report_teststatus",
+    "pytest_sessionfinish",
+    "outcome = \"passed\"",
+    "outcome = 'passed'",
+    "exitstatus = 0",
+    "process.exit(0)",
+    "process.exitCode = 0",
+    "os.Exit(0)",
+    "func TestMain(",
+];
+
+/// Options and commands that run fewer tests, or ignore what fails.
+const NARROWING: &[&str] = &[
+    " -k ",
+    " -k=",
+    "--deselect",
+    "--ignore",
+    " -m ",
+    "\"not ",
+    "'not ",
+    "addopts",
+    "testpaths",
+    "norecursedirs",
+    "python_files",
+    "python_functions",
+    "collect_ignore",
+    "--skip",
+    " -run",
+    " -skip",
+    "--test-skip-pattern",
+    "--test-name-pattern",
+    "--testNamePattern",
+    "testPathIgnorePatterns",
+    "modulePathIgnorePatterns",
+    "testMatch",
+    "testRegex",
+    "exclude",
+    "--grep",
+    "--invert",
+    "passWithNoTests",
+    "|| true",
+    "|| :",
+    "; true",
+    "exit 0",
+    "--exit-zero",
+    "fail_under",
+    "ignore =",
+    "extend-ignore",
+    "per-file-ignores",
+    "\"off\"",
+    "'off'",
+    "\"warn\"",
+    "strict = false",
+    "\"strict\": false",
+    "test = false",
+    "doctest = false",
+    "harness = false",
+];
+
+/// The evidence for one check file: `old` at the session's start, `new`
+/// now (`None`: the file is absent). `test_file` says an added file never
+/// weakens (it is a test, not configuration).
+pub fn of_file(path: &str, old: Option<&str>, new: Option<&str>, test_file: bool) -> Vec<String> {
+    let lang = lang(path);
+    let mut out = Vec::new();
+    match (old, new) {
+        (None, None) => {}
+        (Some(old), None) => {
+            let names: Vec<String> = test_names(lang, old).into_iter().collect();
+            if names.is_empty() {
+                out.push("deleted".to_string());
+            } else {
+                out.push(format!("deleted, with its tests {}", quoted_list(&names)));
+            }
+        }
+        (None, Some(new)) => {
+            if !test_file {
+                for line in new.lines() {
+                    if let Some(what) = config_line(lang, line) {
+                        out.push(format!(
+                            "{what} (in a file this session added): {}",
+                            quote(line)
+                        ));
+                    }
+                }
+            }
+        }
+        (Some(old), Some(new)) => out = of_change(lang, path, old, new),
+    }
+    cap(out)
+}
+
+/// Evidence in a file that is not a check: only the lint suppressions it
+/// gained (a suppression weakens the linter, wherever it is written).
+pub fn of_code(old: Option<&str>, new: &str) -> Vec<String> {
+    let (removed, added) = match old {
+        Some(old) => changed_lines(old, new),
+        None => (Vec::new(), new.lines().collect()),
+    };
+    let mut out = Vec::new();
+    for marker in SUPPRESSIONS {
+        if count(&added, marker) > count(&removed, marker) {
+            for line in added.iter().filter(|l| l.contains(marker)) {
+                out.push(format!("lint suppression added: {}", quote(line)));
+            }
+        }
+    }
+    out.dedup();
+    cap(out)
+}
+
+fn of_change(lang: Lang, path: &str, old: &str, new: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let hunks = hunks(old, new);
+    let removed: Vec<&str> = hunks.iter().flat_map(|h| h.0.iter().copied()).collect();
+    let added: Vec<&str> = hunks.iter().flat_map(|h| h.1.iter().copied()).collect();
+
+    for (markers, what) in [
+        (skip_markers(lang), "skip marker added"),
+        (only_markers(lang), "tests narrowed to one (`only`)"),
+    ] {
+        let mut said = BTreeSet::new();
+        for marker in markers {
+            if count(&added, marker) > count(&removed, marker) {
+                for line in added.iter().filter(|l| l.contains(marker)) {
+                    if said.insert(line.trim()) {
+                        out.push(format!("{what}: {}", quote(line)));
+                    }
+                }
+            }
+        }
+    }
+
+    let (before, after) = (test_names(lang, old), test_names(lang, new));
+    let gone: Vec<String> = before.difference(&after).cloned().collect();
+    let new_names: Vec<String> = after.difference(&before).cloned().collect();
+    if !gone.is_empty() {
+        let mut line = format!(
+            "test{} removed: {}",
+            if gone.len() == 1 { "" } else { "s" },
+            quoted_list(&gone)
+        );
+        if !new_names.is_empty() {
+            line.push_str(&format!(" ({} added)", quoted_list(&new_names)));
+        }
+        out.push(line);
+    }
+
+    let asserts = assert_markers(lang);
+    let is_assert = |l: &str| asserts.iter().any(|m| l.contains(m));
+    let added_set: BTreeSet<&str> = added.iter().map(|l| l.trim()).collect();
+    for (gone, came) in &hunks {
+        let gone: Vec<&str> = gone
+            .iter()
+            .copied()
+            .filter(|l| is_assert(l) && !added_set.contains(l.trim()))
+            .collect();
+        let came: Vec<&str> = came.iter().copied().filter(|l| is_assert(l)).collect();
+        for (k, line) in gone.iter().enumerate() {
+            match came.get(k) {
+                Some(now) => out.push(format!(
+                    "assertion changed: {} -> {}",
+                    quote(line),
+                    quote(now)
+                )),
+                None => out.push(format!("assertion removed: {}", quote(line))),
+            }
+        }
+    }
+
+    for marker in SUPPRESSIONS {
+        if count(&added, marker) > count(&removed, marker) {
+            for line in added.iter().filter(|l| l.contains(marker)) {
+                out.push(format!("lint suppression added: {}", quote(line)));
+            }
+        }
+    }
+
+    for (gone, came) in &hunks {
+        for line in came {
+            if let Some(what) = config_line(lang, line) {
+                match gone.first() {
+                    Some(was) if lang == Lang::Other => {
+                        out.push(format!("{what}: {} -> {}", quote(was), quote(line)))
+                    }
+                    _ => out.push(format!("{what}: {}", quote(line))),
+                }
+            }
+        }
+        if is_script(path) {
+            for line in gone {
+                let code = line.trim();
+                if code.is_empty() || code.starts_with('#') {
+                    continue;
+                }
+                let commented = came.iter().any(|c| {
+                    c.trim()
+                        .strip_prefix('#')
+                        .is_some_and(|rest| rest.trim() == code)
+                });
+                let kept = came.iter().any(|c| c.trim() == code);
+                if commented {
+                    out.push(format!("check commented out: {}", quote(line)));
+                } else if !kept && came.is_empty() {
+                    out.push(format!("check removed: {}", quote(line)));
+                }
+            }
+        }
+    }
+    out.dedup();
+    out
+}
+
+/// `verify.sh` and other shell scripts: a removed command is a removed
+/// check.
+fn is_script(path: &str) -> bool {
+    path.ends_with(".sh") || !path.rsplit('/').next().unwrap_or(path).contains('.')
+}
+
+/// What a line of configuration or a hook says, when it narrows the run
+/// or can turn failures into passes.
+fn config_line(lang: Lang, line: &str) -> Option<&'static str> {
+    let code = line.trim();
+    if HOOKS.iter().any(|h| code.contains(h)) {
+        return Some("hook that can turn failures into passes");
+    }
+    if lang == Lang::Other && !code.starts_with('#') {
+        let padded = format!(" {code} ");
+        if NARROWING.iter().any(|n| padded.contains(n)) {
+            return Some("runner option that narrows or ignores tests");
+        }
+    }
+    None
+}
+
+/// The names of the test functions in `text`.
+fn test_names(lang: Lang, text: &str) -> BTreeSet<String> {
+    let mut names = BTreeSet::new();
+    let word = |s: &str| -> String {
+        s.chars()
+            .take_while(|c| c.is_alphanumeric() || *c == '_')
+            .collect()
+    };
+    let mut after_test_attr = false;
+    for line in text.lines() {
+        let t = line.trim_start();
+        match lang {
+            Lang::Python => {
+                let t = t.strip_prefix("async ").unwrap_or(t);
+                if let Some(rest) = t.strip_prefix("def test") {
+                    names.insert(format!("test{}", word(rest)));
+                }
+            }
+            Lang::Go => {
+                for prefix in ["func Test", "func Example", "func Fuzz", "func Benchmark"] {
+                    if let Some(rest) = t.strip_prefix(prefix) {
+                        names.insert(format!("{}{}", &prefix[5..], word(rest)));
+                    }
+                }
+            }
+            Lang::Rust => {
+                if t.starts_with("#[test]") || t.starts_with("#[tokio::test") {
+                    after_test_attr = true;
+                } else if after_test_attr && let Some(pos) = t.find("fn ") {
+                    names.insert(word(&t[pos + 3..]));
+                    after_test_attr = false;
+                }
+            }
+            Lang::Script => {
+                for call in [
+                    "it(",
+                    "test(",
+                    "it.only(",
+                    "test.only(",
+                    "it.skip(",
+                    "test.skip(",
+                ] {
+                    if let Some(rest) = t.strip_prefix(call) {
+                        let rest = rest.trim_start();
+                        if let Some(q) = rest
+                            .chars()
+                            .next()
+                            .filter(|c| matches!(c, '\'' | '"' | '`'))
+                            && let Some(end) = rest[1..].find(q)
+                        {
+                            names.insert(rest[1..1 + end].to_string());
+                        }
+                    }
+                }
+            }
+            Lang::Other => {}
+        }
+    }
+    names
+}
+
+/// The changed lines as (removed, added) pairs, one per hunk.
+fn hunks<'a>(old: &'a str, new: &'a str) -> Vec<(Vec<&'a str>, Vec<&'a str>)> {
+    // The diff's lines, as `from_lines` cuts them: each with its ending.
+    let lines = |text: &'a str| -> Vec<&'a str> {
+        text.split_inclusive('\n')
+            .map(|l| l.trim_end_matches(['\n', '\r']))
+            .collect()
+    };
+    let (a, b) = (lines(old), lines(new));
+    let diff = TextDiff::from_lines(old, new);
+    let mut out = Vec::new();
+    for group in diff.grouped_ops(0) {
+        let (mut gone, mut came) = (Vec::new(), Vec::new());
+        for op in &group {
+            for change in diff.iter_changes(op) {
+                match (change.tag(), change.old_index(), change.new_index()) {
+                    (ChangeTag::Delete, Some(i), _) => gone.extend(a.get(i).copied()),
+                    (ChangeTag::Insert, _, Some(i)) => came.extend(b.get(i).copied()),
+                    _ => {}
+                }
+            }
+        }
+        out.push((gone, came));
+    }
+    out
+}
+
+fn changed_lines<'a>(old: &'a str, new: &'a str) -> (Vec<&'a str>, Vec<&'a str>) {
+    let mut removed = Vec::new();
+    let mut added = Vec::new();
+    for (gone, came) in hunks(old, new) {
+        removed.extend(gone);
+        added.extend(came);
+    }
+    (removed, added)
+}
+
+fn count(lines: &[&str], marker: &str) -> usize {
+    lines.iter().filter(|l| l.contains(marker)).count()
+}
+
+fn quote(line: &str) -> String {
+    let line = line.trim();
+    let mut text: String = line.chars().take(QUOTE_CHARS).collect();
+    if line.chars().count() > QUOTE_CHARS {
+        text.push('…');
+    }
+    format!("`{}`", text.replace('`', "'"))
+}
+
+fn quoted_list(names: &[String]) -> String {
+    let shown: Vec<String> = names.iter().take(5).map(|n| format!("`{n}`")).collect();
+    let more = names.len().saturating_sub(shown.len());
+    let mut text = shown.join(", ");
+    if more > 0 {
+        text.push_str(&format!(" and {more} more"));
+    }
+    text
+}
+
+fn cap(mut lines: Vec<String>) -> Vec<String> {
+    if lines.len() > MAX_LINES {
+        let more = lines.len() - (MAX_LINES - 1);
+        lines.truncate(MAX_LINES - 1);
+        lines.push(format!("and {more} more"));
+    }
+    lines
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const PY: &str = "from calc import add\n\n\ndef test_add():\n    assert add(2, 2) == 4\n\n\ndef test_neg():\n    assert add(-1, 1) == 0\n";
+
+    fn says(evidence: &[String], what: &str) -> bool {
+        evidence.iter().any(|e| e.contains(what))
+    }
+
+    #[test]
+    fn python_weakenings_are_named() {
+        let skip = PY.replace("def test_add", "@pytest.mark.skip\ndef test_add");
+        assert!(says(
+            &of_file("tests/test_calc.py", Some(PY), Some(&skip), true),
+            "skip marker added"
+        ));
+        let value = PY.replace("== 4", "== 5");
+        let e = of_file("tests/test_calc.py", Some(PY), Some(&value), true);
+        assert!(
+            says(
+                &e,
+                "assertion changed: `assert add(2, 2) == 4` -> `assert add(2, 2) == 5`"
+            ),
+            "{e:?}"
+        );
+        let weaker = PY.replace("assert add(2, 2) == 4", "assert add(2, 2)");
+        assert!(says(
+            &of_file("tests/test_calc.py", Some(PY), Some(&weaker), true),
+            "assertion changed"
+        ));
+        let gone = PY.replace("def test_neg():\n    assert add(-1, 1) == 0\n", "");
+        let e = of_file("tests/test_calc.py", Some(PY), Some(&gone), true);
+        assert!(says(&e, "test removed: `test_neg`"), "{e:?}");
+        let e = of_file("tests/test_calc.py", Some(PY), None, true);
+        assert!(
+            says(&e, "deleted, with its tests `test_add`, `test_neg`"),
+            "{e:?}"
+        );
+    }
+
+    #[test]
+    fn options_and_hooks_are_named() {
+        let e = of_file(
+            "pytest.ini",
+            Some("[pytest]\n"),
+            Some("[pytest]\naddopts = -k \"not test_add\"\n"),
+            false,
+        );
+        assert!(says(&e, "runner option"), "{e:?}");
+        let hook = "def pytest_runtest_makereport(item, call):\n    pass\n";
+        let e = of_file("conftest.py", None, Some(hook), false);
+        assert!(says(&e, "hook that can turn failures into passes"), "{e:?}");
+        let e = of_file(
+            "verify.sh",
+            Some("#!/bin/sh\nset -e\npytest -q\ngit diff --check\n"),
+            Some("#!/bin/sh\nset -e\ngit diff --check\n"),
+            false,
+        );
+        assert!(says(&e, "check removed: `pytest -q`"), "{e:?}");
+        let e = of_file(
+            "verify.sh",
+            Some("#!/bin/sh\npytest -q\n"),
+            Some("#!/bin/sh\n# pytest -q\n"),
+            false,
+        );
+        assert!(says(&e, "check commented out"), "{e:?}");
+    }
+
+    #[test]
+    fn other_languages_markers() {
+        let js = "test('adds', () => {\n  assert.equal(add(2, 2), 4);\n});\n";
+        let e = of_file(
+            "test/calc.test.js",
+            Some(js),
+            Some(&js.replace("test('adds'", "test.skip('adds'")),
+            true,
+        );
+        assert!(says(&e, "skip marker added"), "{e:?}");
+        let rs = "#[test]\nfn adds() {\n    assert_eq!(add(2, 2), 4);\n}\n";
+        let e = of_file(
+            "tests/calc.rs",
+            Some(rs),
+            Some(&rs.replace("#[test]", "#[test]\n#[ignore]")),
+            true,
+        );
+        assert!(says(&e, "skip marker added"), "{e:?}");
+        let go =
+            "func TestAdd(t *testing.T) {\n\tif Add(2, 2) != 4 {\n\t\tt.Fatal(\"bad\")\n\t}\n}\n";
+        let e = of_file(
+            "calc_test.go",
+            Some(go),
+            Some(&go.replace(
+                "func TestAdd(t *testing.T) {\n",
+                "func TestAdd(t *testing.T) {\n\tt.Skip(\"later\")\n",
+            )),
+            true,
+        );
+        assert!(says(&e, "skip marker added"), "{e:?}");
+    }
+
+    #[test]
+    fn an_honest_rename_or_reformat_says_little() {
+        let renamed = PY.replace("test_neg", "test_negative");
+        let e = of_file("tests/test_calc.py", Some(PY), Some(&renamed), true);
+        assert!(
+            says(&e, "test removed: `test_neg` (`test_negative` added)"),
+            "{e:?}"
+        );
+        assert!(!says(&e, "assertion"), "{e:?}");
+        let added = format!("{PY}\n\ndef test_big():\n    assert add(10, 10) == 20\n");
+        assert!(of_file("tests/test_calc.py", Some(PY), Some(&added), true).is_empty());
+    }
+
+    #[test]
+    fn suppressions_in_code_are_named() {
+        let e = of_code(Some("import os\n"), "import os  # noqa: F401\n");
+        assert!(says(&e, "lint suppression added"), "{e:?}");
+        assert!(of_code(Some("x = 1\n"), "x = 2\n").is_empty());
+    }
+}

@@ -1,0 +1,234 @@
+//! The list of what counts as a check, in the syntax of `.prove-it/checks`
+//! (SPEC.md, "Weakened checks"), parsed once and matched path by path.
+//!
+//! ```text
+//! # a comment
+//! [tests]                      test files and folders: added ones never weaken
+//! tests/
+//! **/test_*.py
+//! [config]                     runner, linter, type-checker configuration, hooks
+//! pytest.ini
+//! pyproject.toml [tool.pytest] only that section of the file
+//! [inline]                     source files whose own test parts are checks
+//! **/*.rs
+//! !tests/fixtures/generated/   a leading `!` takes paths out of every section
+//! ```
+//!
+//! Patterns are git's (`.gitignore`): no `/` but at the end matches a name
+//! at any depth, `**` crosses folders, a trailing `/` matches a folder and
+//! everything in it. `verify.sh` and `.prove-it/checks` itself are always
+//! checks, whatever the list says.
+
+use gix::bstr::{BStr, ByteSlice};
+use gix::glob::Pattern;
+use gix::glob::pattern::Case;
+use gix::glob::wildmatch::Mode;
+
+/// Where the list in force comes from, and its file name in the repository.
+pub const FILE: &str = ".prove-it/checks";
+
+/// What a listed path is.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Class {
+    /// A test file: an added one stays when the checks are replayed.
+    Test,
+    /// Configuration or a hook: an added one is left out of a replay.
+    Config,
+    /// Only these sections of the file are checks.
+    Sections(Vec<String>),
+    /// A source file whose test parts (Rust `#[cfg(test)]` modules, doc
+    /// tests) are checks.
+    Inline,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Heading {
+    Tests,
+    Config,
+    Inline,
+}
+
+struct Entry {
+    pattern: Pattern,
+    heading: Heading,
+    section: Option<String>,
+}
+
+/// A parsed list.
+pub struct List {
+    entries: Vec<Entry>,
+    negations: Vec<Pattern>,
+}
+
+/// Always checks, whatever the list says.
+const ALWAYS: [&str; 2] = ["verify.sh", FILE];
+
+impl List {
+    /// Parses `text`; lines it cannot use are returned as problems, each
+    /// naming its line number, and are otherwise left out.
+    pub fn parse(text: &str) -> (List, Vec<String>) {
+        let mut list = List {
+            entries: Vec::new(),
+            negations: Vec::new(),
+        };
+        let mut problems = Vec::new();
+        let mut heading = Heading::Tests;
+        for (n, line) in text.lines().enumerate() {
+            let line = line.trim();
+            if line.is_empty() || line.starts_with('#') {
+                continue;
+            }
+            match line {
+                "[tests]" => heading = Heading::Tests,
+                "[config]" => heading = Heading::Config,
+                "[inline]" => heading = Heading::Inline,
+                _ if line.starts_with('[') => problems.push(format!(
+                    "line {}: `{line}` is not a heading (`[tests]`, `[config]` or `[inline]`)",
+                    n + 1
+                )),
+                _ => {
+                    let (glob, section) = match line.split_once(" [") {
+                        Some((glob, rest)) => match rest.strip_suffix(']') {
+                            Some(section) if !section.trim().is_empty() => {
+                                (glob.trim(), Some(section.trim().to_string()))
+                            }
+                            _ => {
+                                problems.push(format!(
+                                    "line {}: `{line}`: a section is written `FILE [SECTION]`",
+                                    n + 1
+                                ));
+                                continue;
+                            }
+                        },
+                        None => (line, None),
+                    };
+                    let Some(pattern) = Pattern::from_bytes(glob.as_bytes()) else {
+                        continue;
+                    };
+                    if pattern.is_negative() {
+                        list.negations.push(pattern);
+                    } else {
+                        list.entries.push(Entry {
+                            pattern,
+                            heading,
+                            section,
+                        });
+                    }
+                }
+            }
+        }
+        (list, problems)
+    }
+
+    /// What `path` (relative to the root, `/`-separated) is, or `None`
+    /// when it is not a check.
+    pub fn classify(&self, path: &str) -> Option<Class> {
+        if ALWAYS.contains(&path) {
+            return Some(Class::Config);
+        }
+        if self.negations.iter().any(|p| matches(p, path)) {
+            return None;
+        }
+        let mut test = false;
+        let mut inline = false;
+        let mut sections = Vec::new();
+        for entry in self.entries.iter().filter(|e| matches(&e.pattern, path)) {
+            match (&entry.section, entry.heading) {
+                (Some(section), _) => sections.push(section.clone()),
+                (None, Heading::Config) => return Some(Class::Config),
+                (None, Heading::Tests) => test = true,
+                (None, Heading::Inline) => inline = true,
+            }
+        }
+        if test {
+            Some(Class::Test)
+        } else if !sections.is_empty() {
+            sections.dedup();
+            Some(Class::Sections(sections))
+        } else {
+            inline.then_some(Class::Inline)
+        }
+    }
+}
+
+/// Whether `pattern` matches `path` or one of the folders it is in, as a
+/// `.gitignore` line would.
+fn matches(pattern: &Pattern, path: &str) -> bool {
+    let bytes = path.as_bytes();
+    let mut ends: Vec<(usize, bool)> = bytes
+        .iter()
+        .enumerate()
+        .filter(|(_, b)| **b == b'/')
+        .map(|(i, _)| (i, true))
+        .collect();
+    ends.push((bytes.len(), false));
+    ends.into_iter().any(|(end, is_dir)| {
+        let prefix: &BStr = bytes[..end].as_bstr();
+        let base = prefix.rfind_byte(b'/').map(|p| p + 1);
+        pattern.matches_repo_relative_path(
+            prefix,
+            base,
+            Some(is_dir),
+            Case::Sensitive,
+            Mode::NO_MATCH_SLASH_LITERAL,
+        )
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn class(list: &str, path: &str) -> Option<Class> {
+        let (list, problems) = List::parse(list);
+        assert!(problems.is_empty(), "{problems:?}");
+        list.classify(path)
+    }
+
+    #[test]
+    fn folders_names_and_globs_match_as_in_gitignore() {
+        let list = "[tests]\ntests/\n**/test_*.py\n*_test.go\n[config]\n**/conftest.py\npytest.ini\n/mypy.ini\n";
+        assert_eq!(class(list, "tests/unit/a.py"), Some(Class::Test));
+        assert_eq!(class(list, "pkg/test_calc.py"), Some(Class::Test));
+        assert_eq!(class(list, "test_calc.py"), Some(Class::Test));
+        assert_eq!(class(list, "cmd/x/main_test.go"), Some(Class::Test));
+        assert_eq!(class(list, "pytest.ini"), Some(Class::Config));
+        // A hook inside a test folder is configuration: an added one is
+        // left out of a replay.
+        assert_eq!(class(list, "tests/conftest.py"), Some(Class::Config));
+        assert_eq!(class(list, "src/calc.py"), None);
+        // A name without a `/` matches at any depth; a leading `/` anchors.
+        assert_eq!(class(list, "sub/pytest.ini"), Some(Class::Config));
+        assert_eq!(class(list, "mypy.ini"), Some(Class::Config));
+        assert_eq!(class(list, "sub/mypy.ini"), None);
+        assert_eq!(class(list, "testsuite/a.py"), None);
+    }
+
+    #[test]
+    fn sections_inline_and_negations() {
+        let list = "[config]\npyproject.toml [tool.pytest]\npyproject.toml [tool.ruff]\n[inline]\n**/*.rs\n[tests]\ntests/\n!tests/generated/\n";
+        assert_eq!(
+            class(list, "pyproject.toml"),
+            Some(Class::Sections(vec![
+                "tool.pytest".into(),
+                "tool.ruff".into()
+            ]))
+        );
+        assert_eq!(class(list, "src/lib.rs"), Some(Class::Inline));
+        assert_eq!(class(list, "tests/it.rs"), Some(Class::Test));
+        assert_eq!(class(list, "tests/generated/x.rs"), None);
+    }
+
+    #[test]
+    fn verify_sh_and_the_list_are_always_checks() {
+        assert_eq!(class("!verify.sh\n", "verify.sh"), Some(Class::Config));
+        assert_eq!(class("", FILE), Some(Class::Config));
+    }
+
+    #[test]
+    fn bad_lines_are_named() {
+        let (_, problems) = List::parse("[test]\nx [y\n");
+        assert_eq!(problems.len(), 2, "{problems:?}");
+        assert!(problems[0].starts_with("line 1"), "{problems:?}");
+    }
+}

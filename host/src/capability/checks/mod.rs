@@ -1,0 +1,450 @@
+//! What counts as a check, and what a session changed in its checks
+//! (SPEC.md, "Weakened checks"). One job a file: [`list`] parses and
+//! matches `.prove-it/checks`, [`sections`] and [`inline`] find the check
+//! parts of manifests and of Rust source, [`evidence`] reads an edit for
+//! skip markers and the like; this file pins the list at a session's
+//! start and compares the checks with it at a stop.
+//!
+//! It only reads. Putting the old checks back happens in a throwaway copy
+//! (`capability::replay`), never in the person's tree.
+
+pub mod evidence;
+mod inline;
+pub mod list;
+mod sections;
+
+use super::git;
+use anyhow::{Context, Result};
+use list::{Class, List};
+use prove_it_gate::abi::{CheckChange, CheckChanges, CheckKind, FileChange};
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+use std::os::unix::fs::PermissionsExt;
+use std::path::Path;
+
+/// The largest check file kept at a session's start (beyond it, a replay
+/// cannot put it back, and says so), and all of them together.
+const KEEP_FILE_BYTES: usize = 4 << 20;
+const KEEP_TOTAL_BYTES: usize = 16 << 20;
+/// Files larger than this are not read for evidence.
+const EVIDENCE_BYTES: u64 = 1 << 20;
+
+/// A file's bytes and its executable bit.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Content {
+    /// The bytes as text when they are UTF-8,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    text: Option<String>,
+    /// else as hex.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    hex: Option<String>,
+    pub exec: bool,
+}
+
+impl Content {
+    pub fn new(bytes: Vec<u8>, exec: bool) -> Self {
+        match String::from_utf8(bytes) {
+            Ok(text) => Content {
+                text: Some(text),
+                hex: None,
+                exec,
+            },
+            Err(e) => Content {
+                text: None,
+                hex: Some(e.into_bytes().iter().map(|b| format!("{b:02x}")).collect()),
+                exec,
+            },
+        }
+    }
+
+    pub fn bytes(&self) -> Vec<u8> {
+        match (&self.text, &self.hex) {
+            (Some(text), _) => text.as_bytes().to_vec(),
+            (None, Some(hex)) => (0..hex.len() / 2)
+                .filter_map(|i| u8::from_str_radix(&hex[2 * i..2 * i + 2], 16).ok())
+                .collect(),
+            (None, None) => Vec::new(),
+        }
+    }
+
+    /// The text, when it is text.
+    pub fn text(&self) -> Option<&str> {
+        self.text.as_deref()
+    }
+
+    fn len(&self) -> usize {
+        self.text.as_ref().map_or(0, String::len) + self.hex.as_ref().map_or(0, |h| h.len() / 2)
+    }
+
+    /// What is at `path` on disk now (`None`: nothing, or not a file).
+    pub fn on_disk(path: &Path) -> Result<Option<Content>> {
+        let meta = match std::fs::symlink_metadata(path) {
+            Ok(meta) if meta.is_file() => meta,
+            Ok(_) => return Ok(None),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+            Err(e) => return Err(e).with_context(|| format!("cannot read `{}`", path.display())),
+        };
+        let bytes =
+            std::fs::read(path).with_context(|| format!("cannot read `{}`", path.display()))?;
+        Ok(Some(Content::new(
+            bytes,
+            meta.permissions().mode() & 0o111 != 0,
+        )))
+    }
+}
+
+/// The checks in force for one session, pinned at its start: the list,
+/// and what each check that differed from HEAD then held (the rest is in
+/// the starting commit).
+#[derive(Debug, Serialize, Deserialize)]
+pub struct Pinned {
+    /// Where the list comes from, for the person.
+    pub origin: String,
+    pub list: String,
+    /// Each check path that differed from HEAD at the start: what it held
+    /// (`None`: nothing, it was deleted).
+    pub dirty: BTreeMap<String, Option<Content>>,
+    /// Check paths that differed from HEAD at the start but were too large
+    /// to keep.
+    #[serde(default)]
+    pub unkept: Vec<String>,
+}
+
+/// The list in force at a session that starts at `head`: the committed
+/// `.prove-it/checks` there, else the defaults of the stacks found at the
+/// root. Also says where it comes from.
+pub fn list_at(root: &Path, head: Option<&str>) -> Result<(String, String)> {
+    if let Some((bytes, _)) = git::file_at(root, head, list::FILE)? {
+        let text = String::from_utf8_lossy(&bytes).into_owned();
+        return Ok((text, format!("`{}` as committed", list::FILE)));
+    }
+    let names: Vec<String> = crate::stacks::detect(root)
+        .into_iter()
+        .map(|s| s.name)
+        .collect();
+    let origin = if names.is_empty() {
+        format!(
+            "no `{}` committed and no stack recognised: only `verify.sh`",
+            list::FILE
+        )
+    } else {
+        format!(
+            "no `{}` committed: the defaults for {}",
+            list::FILE,
+            names.join(", ")
+        )
+    };
+    Ok((crate::stacks::check_files(root), origin))
+}
+
+/// Pins the checks at a session's start: the list at `head`, and the
+/// start of each check among `dirty` (the paths differing from HEAD).
+pub fn pin<'a>(
+    root: &Path,
+    head: Option<&str>,
+    dirty: impl Iterator<Item = &'a String>,
+) -> Result<Pinned> {
+    let (text, origin) = list_at(root, head)?;
+    let (list, _) = List::parse(&text);
+    let mut pinned = Pinned {
+        origin,
+        list: text,
+        dirty: BTreeMap::new(),
+        unkept: Vec::new(),
+    };
+    let mut total = 0;
+    for path in dirty {
+        if list.classify(path).is_none() {
+            continue;
+        }
+        let content = Content::on_disk(&root.join(path))?;
+        let size = content.as_ref().map_or(0, Content::len);
+        if size > KEEP_FILE_BYTES || total + size > KEEP_TOTAL_BYTES {
+            pinned.unkept.push(path.clone());
+            continue;
+        }
+        total += size;
+        pinned.dirty.insert(path.clone(), content);
+    }
+    Ok(pinned)
+}
+
+/// One check the session changed, with what a replay needs.
+#[derive(Debug, Clone)]
+pub struct Found {
+    pub change: CheckChange,
+    pub class: Class,
+    /// What it held at the session's start (`None`: nothing).
+    pub start: Option<Content>,
+}
+
+/// What the session changed in its checks: each changed path (from
+/// `changes::changed_since`) that the pinned list names, compared with its
+/// start; and lint suppressions added to the other changed files.
+pub fn changes(
+    root: &Path,
+    pinned: &Pinned,
+    head_at_start: Option<&str>,
+    changed: &[String],
+) -> Result<(Vec<Found>, CheckChanges)> {
+    let (list, problems) = List::parse(&pinned.list);
+    let mut report = CheckChanges {
+        origin: pinned.origin.clone(),
+        base: head_at_start.map(str::to_string),
+        ..CheckChanges::default()
+    };
+    let mut notes: Vec<String> = problems
+        .into_iter()
+        .map(|p| format!("`{}` {p}", list::FILE))
+        .collect();
+    let mut found = Vec::new();
+    let commit = git::Commit::open(root, head_at_start)?;
+    // Lint suppressions are looked for in this many changed files at most
+    // (a session that rewrites thousands of files is not read whole).
+    let mut code_files = 200;
+    for path in changed {
+        let class = list.classify(path);
+        let start = match pinned.dirty.get(path) {
+            Some(kept) => kept.clone(),
+            None if pinned.unkept.contains(path) => {
+                notes.push(format!(
+                    "`{path}` was too large to keep at the session's start"
+                ));
+                continue;
+            }
+            None => match &commit {
+                Some(commit) => commit.file(path)?.map(|(b, x)| Content::new(b, x)),
+                None => None,
+            },
+        };
+        let now = Content::on_disk(&root.join(path))?;
+        let Some(class) = class else {
+            if let Some(now) = now.as_ref().and_then(Content::text)
+                && now.len() as u64 <= EVIDENCE_BYTES
+                && code_files > 0
+            {
+                code_files -= 1;
+                let old = start.as_ref().and_then(Content::text);
+                for line in evidence::of_code(old, now) {
+                    report.code.push(format!("`{path}`: {line}"));
+                }
+            }
+            continue;
+        };
+        if let Some(f) = compare(path, class, start, now) {
+            found.push(f);
+        }
+    }
+    report.files = found.iter().map(|f| f.change.clone()).collect();
+    if !notes.is_empty() {
+        report.problem = Some(notes.join("; "));
+    }
+    Ok((found, report))
+}
+
+/// A check's start and now compared: `None` when its check part did not
+/// change.
+fn compare(
+    path: &str,
+    class: Class,
+    start: Option<Content>,
+    now: Option<Content>,
+) -> Option<Found> {
+    let change = match (&start, &now) {
+        (None, None) => return None,
+        (None, Some(_)) => FileChange::Added,
+        (Some(_), None) => FileChange::Deleted,
+        (Some(a), Some(b)) if a == b => return None,
+        (Some(_), Some(_)) => FileChange::Modified,
+    };
+    let old = start.as_ref().and_then(Content::text);
+    let new = now.as_ref().and_then(Content::text);
+    let big = |c: &Option<&str>| c.is_some_and(|t| t.len() as u64 > EVIDENCE_BYTES);
+    let readable = !big(&old) && !big(&new);
+    let (kind, evidence, class) = match &class {
+        Class::Test | Class::Config => {
+            let kind = if class == Class::Test {
+                CheckKind::Test
+            } else {
+                CheckKind::Config
+            };
+            let evidence = if readable {
+                evidence::of_file(path, old, new, class == Class::Test)
+            } else {
+                Vec::new()
+            };
+            (kind, evidence, class)
+        }
+        Class::Sections(names) => {
+            let pick = |text: Option<&str>| match text {
+                Some(text) => sections::extract(path, text, names).map(Some),
+                None => Ok(None),
+            };
+            match (pick(old), pick(new)) {
+                (Ok(a), Ok(b)) => {
+                    if a == b {
+                        return None;
+                    }
+                    let (a, b) = (a.unwrap_or_default(), b.unwrap_or_default());
+                    let mut evidence = Vec::new();
+                    for name in names {
+                        let (x, y) = (
+                            a.get(name).cloned().flatten(),
+                            b.get(name).cloned().flatten(),
+                        );
+                        if x != y {
+                            for line in evidence::of_file(path, x.as_deref(), y.as_deref(), false) {
+                                evidence.push(format!("[{name}] {line}"));
+                            }
+                        }
+                    }
+                    (CheckKind::Section, evidence, class)
+                }
+                // Unreadable as sections (say, JSON with comments): the
+                // whole file is the check.
+                _ => (
+                    CheckKind::Config,
+                    evidence::of_file(path, old, new, false),
+                    Class::Config,
+                ),
+            }
+        }
+        Class::Inline => {
+            let tests = |t: Option<&str>| t.map(inline::tests_of);
+            let (a, b) = (tests(old), tests(new));
+            if a == b
+                || (a.as_deref().unwrap_or("").is_empty() && b.as_deref().unwrap_or("").is_empty())
+            {
+                return None;
+            }
+            let mut evidence = evidence::of_file(path, a.as_deref(), b.as_deref(), true);
+            if let Some(new) = new {
+                evidence.extend(evidence::of_code(old, new));
+            }
+            (CheckKind::Inline, evidence, class)
+        }
+    };
+    Some(Found {
+        change: CheckChange {
+            path: path.to_string(),
+            kind,
+            change,
+            evidence,
+        },
+        class,
+        start,
+    })
+}
+
+/// The file a replay writes for `found` in a copy whose current version of
+/// it is `now` (`None`: delete it there; the copy keeps `now` as is when
+/// the result equals it). Also says what it did.
+pub fn restored(found: &Found, now: Option<&Content>) -> Result<(Option<Content>, Vec<String>)> {
+    let path = &found.change.path;
+    let at_start = || {
+        let how = if now.is_none() {
+            "put back (deleted)"
+        } else {
+            "as at the start"
+        };
+        (found.start.clone(), vec![format!("`{path}` {how}")])
+    };
+    let exec = now.is_some_and(|n| n.exec);
+    let old = found.start.as_ref().and_then(Content::text);
+    Ok(
+        match (
+            &found.class,
+            found.change.change,
+            now.and_then(Content::text),
+        ) {
+            // Adding a test never weakens.
+            (Class::Test | Class::Inline, FileChange::Added, _) => (now.cloned(), Vec::new()),
+            (Class::Sections(names), _, Some(new)) => {
+                let text = sections::put_back(path, new, old.unwrap_or(""), names)?;
+                let said = format!("`{path}`: {} as at the start", names.join(", "));
+                (Some(Content::new(text.into_bytes(), exec)), vec![said])
+            }
+            (Class::Inline, _, Some(new)) if old.is_some() => {
+                let (text, said) = inline::put_back(new, old.unwrap_or(""));
+                let said = said.into_iter().map(|s| format!("`{path}`: {s}")).collect();
+                (Some(Content::new(text.into_bytes(), exec)), said)
+            }
+            (_, FileChange::Added, _) => (None, vec![format!("`{path}` left out (added)")]),
+            _ => at_start(),
+        },
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn content(text: &str) -> Option<Content> {
+        Some(Content::new(text.as_bytes().to_vec(), false))
+    }
+
+    #[test]
+    fn content_round_trips_bytes() {
+        let bytes = vec![0xff, 0x00, b'a'];
+        assert_eq!(Content::new(bytes.clone(), true).bytes(), bytes);
+        assert_eq!(Content::new(b"ok".to_vec(), false).text(), Some("ok"));
+    }
+
+    #[test]
+    fn a_manifest_edit_outside_the_check_sections_is_no_check_change() {
+        let old = "[project]\ndependencies = []\n[tool.pytest.ini_options]\naddopts = \"-q\"\n";
+        let new = old.replace("[]", "[\"requests\"]");
+        let class = Class::Sections(vec!["tool.pytest".into()]);
+        assert!(compare("pyproject.toml", class.clone(), content(old), content(&new)).is_none());
+        let narrowed = old.replace("-q", "-q -k 'not test_add'");
+        let f = compare("pyproject.toml", class, content(old), content(&narrowed)).expect("change");
+        assert_eq!(f.change.kind, CheckKind::Section);
+        assert!(
+            f.change
+                .evidence
+                .iter()
+                .any(|e| e.contains("[tool.pytest] runner option")),
+            "{:?}",
+            f.change.evidence
+        );
+    }
+
+    #[test]
+    fn code_only_edits_in_rust_are_no_check_change() {
+        let old = "pub fn f() -> i32 { 1 }\n#[cfg(test)]\nmod tests { #[test] fn t() { assert_eq!(super::f(), 1); } }\n";
+        let new = old.replace("{ 1 }", "{ 2 - 1 }");
+        assert!(compare("src/lib.rs", Class::Inline, content(old), content(&new)).is_none());
+        let weak = new.replace("assert_eq!(super::f(), 1);", "");
+        let f = compare("src/lib.rs", Class::Inline, content(old), content(&weak)).expect("change");
+        let (back, said) = restored(&f, content(&weak).as_ref()).expect("restored");
+        let back = back.expect("a file").text().expect("text").to_string();
+        assert!(
+            back.contains("2 - 1") && back.contains("assert_eq!(super::f(), 1);"),
+            "{back}"
+        );
+        assert!(!said.is_empty());
+    }
+
+    #[test]
+    fn added_tests_stay_and_added_config_is_left_out() {
+        let test = compare(
+            "tests/test_new.py",
+            Class::Test,
+            None,
+            content("def test_x(): pass\n"),
+        )
+        .expect("added");
+        assert_eq!(
+            restored(&test, content("x").as_ref()).expect("r").0,
+            content("x")
+        );
+        let hook = compare(
+            "conftest.py",
+            Class::Config,
+            None,
+            content("def pytest_runtest_makereport(): pass\n"),
+        )
+        .expect("added");
+        assert_eq!(restored(&hook, content("x").as_ref()).expect("r").0, None);
+    }
+}
