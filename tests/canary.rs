@@ -495,9 +495,12 @@ fn python_checks_are_proven_to_fail() {
         &sandbox,
         "calc",
         &[
+            // Configured as real projects are: `init` offers the type
+            // checker and the linter because the project names them, and
+            // ruff fixes what it can (`fix = true`).
             (
                 "pyproject.toml",
-                "[project]\nname = \"calc\"\nversion = \"0.1.0\"\n",
+                "[project]\nname = \"calc\"\nversion = \"0.1.0\"\n\n[tool.mypy]\nstrict = true\n\n[tool.ruff]\nfix = true\n",
             ),
             ("calc/__init__.py", ""),
             (
@@ -527,6 +530,31 @@ fn python_checks_are_proven_to_fail() {
         &["python -m mypy", "ruff check"],
         &["whitespace", "test", "type", "lint"],
         &["test"],
+    );
+
+    // The same linter run as the project's config says, fixing: ruff
+    // removes the planted defect in the copy and exits 0. The report says
+    // that, not that no linter is switched on.
+    let text = std::fs::read_to_string(repo.path("verify.sh")).unwrap();
+    assert!(text.contains("\nruff check --no-fix .\n"), "{text}");
+    repo.write(
+        "verify.sh",
+        &text.replace("\nruff check --no-fix .\n", "\nruff check .\n"),
+    );
+    let (code, report, output) = canary(&sandbox, &repo, &["--json"]);
+    assert_eq!(code, 1, "{output}");
+    let lint = report["defects"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|d| d["kind"] == "lint")
+        .expect("a lint defect");
+    assert_eq!(lint["caught"], false, "{output}");
+    assert_eq!(lint["rewritten"], true, "{output}");
+    let meaning = lint["meaning"].as_str().unwrap_or_default();
+    assert!(
+        meaning.contains("verify.sh rewrote") && !meaning.contains("no linter"),
+        "{meaning}"
     );
 }
 

@@ -210,6 +210,8 @@ fn a_stubborn_agent_is_blocked_max_times_then_warned_and_gated_again_next_turn()
     );
 }
 
+/// Trap 3 one level up: `verify.sh` rewritten to pass is a weakened check,
+/// said as loudly as a yield, never a plain receipt.
 #[test]
 #[ignore = "slow suite: the real Claude Code CLI (./verify.sh --full)"]
 fn a_pass_through_a_rewritten_verify_sh_is_reported() {
@@ -220,11 +222,15 @@ fn a_pass_through_a_rewritten_verify_sh_is_reported() {
     ]);
     let session = world.turn(&model, &[], false);
     assert!(blocks(&session).is_empty(), "{}", session.dump());
+    let last = session.stop_answers().pop().expect("an answer");
+    assert_eq!(last["continue"], false, "{}", session.dump());
+    let said = last["stopReason"].as_str().unwrap_or_default();
     assert!(
-        user_messages(&session).contains("git diff -- verify.sh"),
+        said.starts_with("prove-it: WEAKENED") && said.contains("-- verify.sh`"),
         "{}",
         session.dump()
     );
+    assert_eq!(session.terminal_reason(), "stop_hook_prevented");
 }
 
 #[test]

@@ -45,6 +45,10 @@ fn init_in(files: &[(&str, &str)]) -> (Sandbox, Repo, String) {
     (sb, repo, output)
 }
 
+/// A package.json with a test script: `init` offers only scripts a
+/// project has.
+const TEST_SCRIPT: &str = r#"{"scripts":{"test":"node --test"}}"#;
+
 /// A stack's name, its marker files, and one check init must offer.
 type Fixture = (
     &'static str,
@@ -56,20 +60,20 @@ type Fixture = (
 fn init_writes_a_verify_sh_that_passes_on_day_one_for_every_stack() {
     let fixtures: &[Fixture] = &[
         ("Rust", &[("Cargo.toml", "[package]\n")], "cargo test"),
-        ("Node (npm)", &[("package.json", "{}")], "npm test"),
+        ("Node (npm)", &[("package.json", TEST_SCRIPT)], "npm test"),
         (
             "Node (pnpm)",
-            &[("package.json", "{}"), ("pnpm-lock.yaml", "")],
+            &[("package.json", TEST_SCRIPT), ("pnpm-lock.yaml", "")],
             "pnpm test",
         ),
         (
             "Node (yarn)",
-            &[("package.json", "{}"), ("yarn.lock", "")],
+            &[("package.json", TEST_SCRIPT), ("yarn.lock", "")],
             "yarn test",
         ),
         (
             "Node (bun)",
-            &[("package.json", "{}"), ("bun.lock", "")],
+            &[("package.json", TEST_SCRIPT), ("bun.lock", "")],
             "bun test",
         ),
         ("Deno", &[("deno.json", "{}")], "deno test"),
@@ -122,11 +126,17 @@ fn init_writes_a_verify_sh_that_passes_on_day_one_for_every_stack() {
             .permissions()
             .mode();
         assert_eq!(mode & 0o111, 0o111, "{stack}: verify.sh must be executable");
-        // The demo copy is gone: the only change is verify.sh itself.
+        // The demo copy is gone: the only changes are verify.sh and the
+        // list of checks for the stack.
         assert_eq!(
             repo.git(&["status", "--porcelain", "--untracked-files=all"]),
-            "?? verify.sh",
+            "?? .prove-it/checks\n?? verify.sh",
             "{stack}"
+        );
+        let checks = std::fs::read_to_string(repo.path(".prove-it/checks")).expect("checks");
+        assert!(
+            checks.contains(&format!("# {stack}\n[tests]\n")),
+            "{stack}: no check files listed:\n{checks}"
         );
         assert!(
             output.contains("passed") && output.contains("would refuse the turn"),

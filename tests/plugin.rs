@@ -686,6 +686,19 @@ fn every_verdict_looks_different_in_a_real_session() {
         again.dump()
     );
 
+    let repo = sb.repo("weakened");
+    repo.arm(fails);
+    let rewrites = ScriptedModel::start(vec![
+        Step::Bash("echo oops > broken && printf '#!/bin/sh\\nexit 0\\n' > verify.sh"),
+        Step::Say("All tests pass."),
+    ]);
+    let session = home.session(&repo.root, &rewrites, "change it", &[], false);
+    let sig = check("weakened", &session, Some(&repo));
+    assert!(
+        sig.contains("terminal stop_hook_prevented") && sig.ends_with("status weakened exit 1"),
+        "{sig}"
+    );
+
     let repo = sb.repo("skipped");
     repo.arm(fails);
     let session = home.session(

@@ -20,3 +20,4 @@ mod soak;
 mod tui;
 mod util;
 mod verify_run;
+mod weakened;

@@ -36,6 +36,19 @@ impl Root<'_> {
         names.iter().any(|name| self.has(name))
     }
 
+    /// Whether a file at the root starts with one of `prefixes`.
+    fn has_prefix(&self, prefixes: &[&str]) -> bool {
+        std::fs::read_dir(self.0)
+            .into_iter()
+            .flatten()
+            .flatten()
+            .any(|e| {
+                let name = e.file_name();
+                let name = name.to_string_lossy();
+                prefixes.iter().any(|p| name.starts_with(p))
+            })
+    }
+
     fn has_extension(&self, extensions: &[&str]) -> bool {
         std::fs::read_dir(self.0)
             .into_iter()
@@ -88,18 +101,7 @@ const STACKS: &[Rule] = &[
         evidence: "deno.json",
         checks: &["deno test", "deno check .", "deno lint", "deno fmt --check"],
     },
-    Rule::Files {
-        key: "python",
-        name: "Python",
-        markers: &[
-            "pyproject.toml",
-            "setup.py",
-            "setup.cfg",
-            "requirements.txt",
-        ],
-        evidence: "pyproject.toml / setup.py / requirements.txt",
-        checks: &["python -m pytest -q", "python -m mypy .", "ruff check ."],
-    },
+    Rule::Odd(python),
     Rule::Files {
         key: "go",
         name: "Go",
@@ -289,7 +291,10 @@ fn stack<S: AsRef<str>>(key: &'static str, name: &str, evidence: &str, checks: &
     }
 }
 
-/// Node: the package manager follows the lock file; `tsc` when typed.
+/// Node: the package manager follows the lock file, and the checks come
+/// from what the project has: its `package.json` scripts first, then the
+/// tools it is configured for (`tsconfig.json`, an ESLint or Prettier
+/// config), never a script it lacks.
 fn node(root: &Root) -> Option<Stack> {
     if !root.has("package.json") {
         return None;
@@ -303,20 +308,107 @@ fn node(root: &Root) -> Option<Stack> {
     } else {
         ("npm", "package.json")
     };
-    let mut checks = vec![format!("{runner} test")];
-    if root.has("tsconfig.json") {
-        let exec = match runner {
-            "npm" => "npx",
-            "bun" => "bunx",
-            other => other,
-        };
-        checks.push(format!("{exec} tsc --noEmit"));
+    let exec = match runner {
+        "npm" => "npx",
+        "bun" => "bunx",
+        other => other,
+    };
+    let manifest: serde_json::Value =
+        serde_json::from_str(&root.read("package.json")).unwrap_or_default();
+    let script = |name: &str| {
+        manifest["scripts"][name]
+            .as_str()
+            // npm's placeholder fails on purpose: it is not a test.
+            .is_some_and(|s| !s.contains("no test specified"))
+    };
+    let run = |name: &str| match name {
+        "test" => format!("{runner} test"),
+        _ => format!("{runner} run {name}"),
+    };
+    let first = |names: &[&'static str]| names.iter().copied().find(|n| script(n));
+    let mut checks = Vec::new();
+    if script("test") {
+        checks.push(run("test"));
+    } else if root.0.join("test").is_dir() || root.0.join("tests").is_dir() {
+        checks.push("node --test".to_string());
     }
-    checks.push(format!("{runner} run lint"));
+    match first(&["typecheck", "type-check", "types", "tsc"]) {
+        Some(name) => checks.push(run(name)),
+        None if root.has("tsconfig.json") => checks.push(format!("{exec} tsc --noEmit")),
+        None => {}
+    }
+    let eslint =
+        root.has_prefix(&["eslint.config.", ".eslintrc"]) || manifest.get("eslintConfig").is_some();
+    match first(&["lint"]) {
+        Some(name) => checks.push(run(name)),
+        None if eslint => checks.push(format!("{exec} eslint .")),
+        None => {}
+    }
+    let prettier =
+        root.has_prefix(&["prettier.config.", ".prettierrc"]) || manifest.get("prettier").is_some();
+    match first(&[
+        "format:check",
+        "fmt:check",
+        "prettier:check",
+        "check-format",
+        "lint:format",
+    ]) {
+        Some(name) => checks.push(run(name)),
+        None if prettier => checks.push(format!("{exec} prettier --check .")),
+        None => {}
+    }
     Some(stack(
         "node",
         &format!("Node ({runner})"),
         evidence,
+        &checks,
+    ))
+}
+
+/// Python: pytest, and the type checker and linters the project is
+/// configured for.
+fn python(root: &Root) -> Option<Stack> {
+    if !root.has_any(&[
+        "pyproject.toml",
+        "setup.py",
+        "setup.cfg",
+        "requirements.txt",
+    ]) {
+        return None;
+    }
+    let pyproject = root.read("pyproject.toml");
+    let setup_cfg = root.read("setup.cfg");
+    let tox = root.read("tox.ini");
+    let configured = |files: &[&str], sections: &[&str]| {
+        root.has_any(files)
+            || sections.iter().any(|s| {
+                pyproject.contains(&format!("[{s}"))
+                    || setup_cfg.contains(&format!("[{s}"))
+                    || tox.contains(&format!("[{s}"))
+            })
+    };
+    let mut checks = vec!["python -m pytest -q".to_string()];
+    if configured(&["mypy.ini", ".mypy.ini"], &["tool.mypy", "mypy"]) {
+        checks.push("python -m mypy .".to_string());
+    }
+    if configured(&["pyrightconfig.json"], &["tool.pyright"]) {
+        checks.push("pyright".to_string());
+    }
+    let ruff = configured(&["ruff.toml", ".ruff.toml"], &["tool.ruff"]);
+    if ruff {
+        checks.push("ruff check --no-fix .".to_string());
+        checks.push("ruff format --check .".to_string());
+    }
+    if configured(&[".flake8"], &["flake8"]) {
+        checks.push("python -m flake8".to_string());
+    }
+    if !ruff && configured(&[], &["tool.black"]) {
+        checks.push("black --check .".to_string());
+    }
+    Some(stack(
+        "python",
+        "Python",
+        "pyproject.toml / setup.py / requirements.txt",
         &checks,
     ))
 }
@@ -451,6 +543,61 @@ mod tests {
         assert_eq!(names(&[("package.json", "{}")]), ["Node (npm)"]);
     }
 
+    fn checks(files: &[(&str, &str)]) -> Vec<String> {
+        let dir = tempfile::tempdir().expect("tmp");
+        for (name, content) in files {
+            std::fs::write(dir.path().join(name), content).expect("write");
+        }
+        detect(dir.path())
+            .into_iter()
+            .flat_map(|s| s.checks)
+            .collect()
+    }
+
+    #[test]
+    fn node_checks_come_from_what_the_project_has() {
+        // A mocha library with no lint script: no `npm run lint`.
+        let mocha = r#"{"scripts":{"test":"mocha"},"devDependencies":{"mocha":"10"}}"#;
+        assert_eq!(checks(&[("package.json", mocha)]), ["npm test"]);
+        let full = r#"{"scripts":{"test":"vitest run","lint":"eslint .","typecheck":"tsc -b","format:check":"prettier -c ."}}"#;
+        assert_eq!(
+            checks(&[("package.json", full), ("pnpm-lock.yaml", "")]),
+            [
+                "pnpm test",
+                "pnpm run typecheck",
+                "pnpm run lint",
+                "pnpm run format:check"
+            ]
+        );
+        let configs = r#"{"scripts":{"test":"echo \"Error: no test specified\" && exit 1"}}"#;
+        assert_eq!(
+            checks(&[
+                ("package.json", configs),
+                ("tsconfig.json", "{}"),
+                ("eslint.config.js", "")
+            ]),
+            ["npx tsc --noEmit", "npx eslint ."]
+        );
+    }
+
+    #[test]
+    fn python_checks_follow_its_configuration() {
+        assert_eq!(
+            checks(&[("pyproject.toml", "[project]\n")]),
+            ["python -m pytest -q"]
+        );
+        let ruff = "[tool.ruff]\nfix = true\n[tool.mypy]\nstrict = true\n";
+        assert_eq!(
+            checks(&[("pyproject.toml", ruff)]),
+            [
+                "python -m pytest -q",
+                "python -m mypy .",
+                "ruff check --no-fix .",
+                "ruff format --check ."
+            ]
+        );
+    }
+
     #[test]
     fn flutter_and_dart_are_told_apart() {
         assert_eq!(
@@ -480,7 +627,9 @@ mod tests {
                 "{key} has no check files"
             );
         }
-        for key in ["node", "gradle", "dotnet", "ruby", "dart", "flutter", "c"] {
+        for key in [
+            "node", "python", "gradle", "dotnet", "ruby", "dart", "flutter", "c",
+        ] {
             assert!(CHECK_FILES.iter().any(|(k, _)| *k == key), "{key}");
         }
     }

@@ -4,7 +4,7 @@
 
 use super::setup;
 use crate::agent::Agent;
-use crate::capability::{git, ledger, verify};
+use crate::capability::{checks, git, ledger, verify};
 use crate::settings::Loaded;
 use crate::{selection, settings};
 use anyhow::Result;
@@ -182,6 +182,7 @@ pub fn execute(dir: &Path, run_verify: bool) -> Result<ExitCode> {
                 ),
             }
             verify_row(&mut report, &root);
+            checks_row(&mut report, &root);
         }
     }
 
@@ -278,6 +279,52 @@ pub fn execute(dir: &Path, run_verify: bool) -> Result<ExitCode> {
             failures.join(", ")
         );
         Ok(ExitCode::FAILURE)
+    }
+}
+
+/// What counts as a check here (SPEC.md, "Weakened checks"): the list a
+/// session starting now would pin, and the tracked files it names.
+fn checks_row(report: &mut Report, root: &Path) {
+    let inventory = match checks::inventory(root) {
+        Ok(inventory) => inventory,
+        Err(e) => {
+            report.row(
+                Mark::Warn,
+                "checks",
+                format!("cannot tell which files are checks: {e:#}"),
+            );
+            return;
+        }
+    };
+    report.row(Mark::Info, "checks", inventory.origin);
+    if inventory.uncommitted {
+        report.row(
+            Mark::Warn,
+            "checks",
+            format!(
+                "`{}` in the work tree is not the committed one: sessions pin the committed list; commit it for it to count",
+                checks::list::FILE
+            ),
+        );
+    }
+    for problem in inventory.problems {
+        report.row(
+            Mark::Warn,
+            "checks",
+            format!("`{}` {problem}", checks::list::FILE),
+        );
+    }
+    for (kind, count, some) in inventory.kinds {
+        if count == 0 {
+            continue;
+        }
+        let more = if count > some.len() { ", ..." } else { "" };
+        let names: Vec<String> = some.iter().map(|p| format!("`{p}`")).collect();
+        report.row(
+            Mark::Info,
+            "checks",
+            format!("{count} {kind}: {}{more}", names.join(", ")),
+        );
     }
 }
 

@@ -6,7 +6,7 @@
 //! It never overwrites an existing `verify.sh`, and it leaves nothing in the
 //! tree but `verify.sh` (the demo copy lives in a temp dir).
 
-use crate::capability::{git, verify};
+use crate::capability::{checks, git, verify};
 use crate::stacks::{self, Stack};
 use anyhow::{Context, Result, bail};
 use prove_it_gate::abi::{VerifyOutcome, VerifyRun};
@@ -27,6 +27,8 @@ pub fn execute(dir: &Path) -> Result<()> {
     })?;
     let path = root.join(verify::VERIFY_SH);
     println!("prove-it init in {}", root.display());
+    let found = stacks::detect(&root);
+    write_checks_list(&root)?;
     if path.exists() {
         println!(
             "\n`verify.sh` already exists, so it was left untouched. Run it by hand (`./verify.sh`) and `prove-it doctor` to see whether this repository is gated."
@@ -34,7 +36,6 @@ pub fn execute(dir: &Path) -> Result<()> {
         return Ok(());
     }
 
-    let found = stacks::detect(&root);
     if found.is_empty() {
         println!("stacks: none recognised; verify.sh gets the universal check only");
     } else {
@@ -65,7 +66,7 @@ pub fn execute(dir: &Path) -> Result<()> {
 
     println!(
         "\nNext:\n\
-         - Commit verify.sh, so every session starts armed.\n\
+         - Commit verify.sh and .prove-it/checks, so every session starts armed and knows its checks.\n\
          - Switch on the commented checks ONE at a time: run it by hand, see it pass, make it fail once on purpose and see ./verify.sh fail, then uncomment it.\n\
          - Run `prove-it canary` to see which defects verify.sh lets through (it plants them in a throwaway copy), and again after each check you switch on.\n\
          - Keep verify.sh to about a minute; slow checks and checks that need secrets belong in CI.\n\
@@ -73,6 +74,47 @@ pub fn execute(dir: &Path) -> Result<()> {
     );
     Ok(())
 }
+
+/// Writes `.prove-it/checks` for the stacks found, unless there is one:
+/// which files are checks, so that a pass bought by weakening them is
+/// reported (SPEC.md, "Weakened checks").
+fn write_checks_list(root: &Path) -> Result<()> {
+    let path = root.join(checks::list::FILE);
+    if path.exists() {
+        println!(
+            "`{}` already exists, so it was left untouched",
+            checks::list::FILE
+        );
+        return Ok(());
+    }
+    if let Some(dir) = path.parent() {
+        std::fs::create_dir_all(dir).with_context(|| format!("cannot make `{}`", dir.display()))?;
+    }
+    let text = format!("{CHECKS_HEADER}{}", stacks::check_files(root));
+    std::fs::write(&path, text).with_context(|| format!("cannot write `{}`", path.display()))?;
+    println!(
+        "wrote {}: which files are checks (tests, runner and linter configuration); a pass that only the session's changes to them made possible is reported as weakened",
+        checks::list::FILE
+    );
+    Ok(())
+}
+
+/// The head of a new `.prove-it/checks`.
+const CHECKS_HEADER: &str = "\
+# .prove-it/checks: which files are checks (tests, runner and linter
+# configuration), not the code they judge. When a session changes them and
+# ./verify.sh passes, prove-it runs the checks as they were at the session's
+# start against the code as it is; if those fail, the pass is reported as
+# weakened, not verified (SPEC.md, \"Weakened checks\").
+# Sessions read this file from the commit they start at: edit it, commit it.
+#
+# [tests]   test files and folders: a test the session adds never weakens
+# [config]  configuration and hooks; `FILE [SECTION]` names one section only
+# [inline]  source files whose own test parts (Rust #[cfg(test)], doc tests)
+#           are checks
+# Patterns are .gitignore's. A leading `!` takes paths out; verify.sh and
+# this file are always checks.
+";
 
 /// Runs a copy of `verify.sh` with `exit 1` appended, from a temp dir, and
 /// shows what the gate would tell the agent.
@@ -136,21 +178,72 @@ pub fn script(found: &[Stack]) -> String {
             let _ = writeln!(text, "# {check}");
         }
     }
-    text.push_str(CHANGED_FILES_EXAMPLE);
+    text.push_str(CHANGED_FILES_INTRO);
+    let example = found
+        .iter()
+        .find_map(|stack| {
+            CHANGED_FILES_EXAMPLES
+                .iter()
+                .find(|(key, _)| *key == stack.key)
+        })
+        .map_or(CHANGED_FILES_ANY, |(_, example)| example);
+    text.push_str(example);
     text
 }
 
 /// How a slow check can run only on what the session changed (SPEC.md,
-/// "The changed files").
-const CHANGED_FILES_EXAMPLE: &str = "\n\
+/// "The changed files"), then an example in the repository's own stack.
+const CHANGED_FILES_INTRO: &str = "\n\
 # A slow check, on only what the session changed: when prove-it runs this\n\
 # script, PROVE_IT_CHANGED_FILES names a file listing every changed path,\n\
 # one per line, and PROVE_IT_BASE is the commit the session began at. Run\n\
-# by hand, neither is set: check everything. For example, the tests of the\n\
-# folders the session touched:\n\
+# by hand, neither is set: check everything. For example,\n";
+
+/// The example, by stack family.
+const CHANGED_FILES_EXAMPLES: &[(&str, &str)] = &[
+    (
+        "python",
+        "# the tests of the folders the session touched:\n\
 # if [ -n \"${PROVE_IT_CHANGED_FILES:-}\" ]; then\n\
 #   while IFS= read -r path; do dirname \"$path\"; done < \"$PROVE_IT_CHANGED_FILES\" | sort -u |\n\
-#     while IFS= read -r dir; do [ ! -d \"$dir/tests\" ] || pytest -q \"$dir/tests\"; done\n\
+#     while IFS= read -r dir; do [ ! -d \"$dir/tests\" ] || python -m pytest -q \"$dir/tests\"; done\n\
 # else\n\
-#   pytest -q\n\
+#   python -m pytest -q\n\
+# fi\n",
+    ),
+    (
+        "node",
+        "# the test files the session touched, with Node's own runner:\n\
+# if [ -n \"${PROVE_IT_CHANGED_FILES:-}\" ]; then\n\
+#   grep -E '\\.test\\.(js|mjs|cjs|ts)$' \"$PROVE_IT_CHANGED_FILES\" |\n\
+#     while IFS= read -r file; do [ ! -f \"$file\" ] || node --test \"$file\"; done\n\
+# else\n\
+#   node --test\n\
+# fi\n",
+    ),
+    (
+        "go",
+        "# the packages whose Go files the session touched:\n\
+# if [ -n \"${PROVE_IT_CHANGED_FILES:-}\" ]; then\n\
+#   grep '\\.go$' \"$PROVE_IT_CHANGED_FILES\" | while IFS= read -r file; do echo \"./$(dirname \"$file\")\"; done | sort -u |\n\
+#     while IFS= read -r pkg; do [ ! -d \"$pkg\" ] || go test \"$pkg\"; done\n\
+# else\n\
+#   go test ./...\n\
+# fi\n",
+    ),
+    (
+        "rust",
+        "# the tests, unless the session changed no Rust source or manifest:\n\
+# if [ -n \"${PROVE_IT_CHANGED_FILES:-}\" ] && ! grep -qE '\\.rs$|Cargo\\.(toml|lock)$' \"$PROVE_IT_CHANGED_FILES\"; then\n\
+#   echo \"no Rust source changed: cargo test skipped\"\n\
+# else\n\
+#   cargo test\n\
+# fi\n",
+    ),
+];
+
+/// The example for a repository of no stack with one.
+const CHANGED_FILES_ANY: &str = "# shellcheck on the shell scripts the session touched:\n\
+# if [ -n \"${PROVE_IT_CHANGED_FILES:-}\" ]; then\n\
+#   grep '\\.sh$' \"$PROVE_IT_CHANGED_FILES\" | while IFS= read -r file; do [ ! -f \"$file\" ] || shellcheck \"$file\"; done\n\
 # fi\n";

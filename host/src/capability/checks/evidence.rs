@@ -147,7 +147,6 @@ const HOOKS: &[&str] = &[
     "process.exit(0)",
     "process.exitCode = 0",
     "os.Exit(0)",
-    "func TestMain(",
 ];
 
 /// Options and commands that run fewer tests, or ignore what fails.
@@ -215,14 +214,15 @@ pub fn of_file(path: &str, old: Option<&str>, new: Option<&str>, test_file: bool
             }
         }
         (None, Some(new)) => {
-            if !test_file {
-                for line in new.lines() {
-                    if let Some(what) = config_line(lang, line) {
-                        out.push(format!(
-                            "{what} (in a file this session added): {}",
-                            quote(line)
-                        ));
-                    }
+            for line in new.lines() {
+                // An added test never weakens, unless it is a hook.
+                if let Some(what) =
+                    config_line(lang, line).filter(|what| !test_file || *what == HOOK)
+                {
+                    out.push(format!(
+                        "{what} (in a file this session added): {}",
+                        quote(line)
+                    ));
                 }
             }
         }
@@ -358,12 +358,16 @@ fn is_script(path: &str) -> bool {
     path.ends_with(".sh") || !path.rsplit('/').next().unwrap_or(path).contains('.')
 }
 
+/// The evidence a hook gives: an added test file that says this is a hook,
+/// not a test, and is left out of a replay like configuration.
+pub const HOOK: &str = "hook that can turn failures into passes";
+
 /// What a line of configuration or a hook says, when it narrows the run
 /// or can turn failures into passes.
 fn config_line(lang: Lang, line: &str) -> Option<&'static str> {
     let code = line.trim();
     if HOOKS.iter().any(|h| code.contains(h)) {
-        return Some("hook that can turn failures into passes");
+        return Some(HOOK);
     }
     if lang == Lang::Other && !code.starts_with('#') {
         let padded = format!(" {code} ");

@@ -137,6 +137,54 @@ pub fn list_at(root: &Path, head: Option<&str>) -> Result<(String, String)> {
     Ok((crate::stacks::check_files(root), origin))
 }
 
+/// What counts as a check in a repository now, for `prove-it doctor`.
+pub struct Inventory {
+    /// Where the list a session starting now would pin comes from.
+    pub origin: String,
+    /// `.prove-it/checks` in the work tree is not the one a session pins
+    /// (not committed, or changed since).
+    pub uncommitted: bool,
+    /// Lines of the list that cannot be used.
+    pub problems: Vec<String>,
+    /// Per kind of check: its name, how many tracked files, a few of them.
+    pub kinds: Vec<(&'static str, usize, Vec<String>)>,
+}
+
+/// The tracked files of the repository at `root` that count as checks,
+/// by the list a session starting now would pin.
+pub fn inventory(root: &Path) -> Result<Inventory> {
+    let head = git::tree_state(root, &mut git::Memo::default())?.head;
+    let (text, origin) = list_at(root, head.as_deref())?;
+    let in_tree = std::fs::read(root.join(list::FILE)).ok();
+    let committed = git::file_at(root, head.as_deref(), list::FILE)?.map(|(b, _)| b);
+    let (list, problems) = List::parse(&text);
+    let mut kinds: Vec<(&'static str, usize, Vec<String>)> = vec![
+        ("tests", 0, Vec::new()),
+        ("configuration", 0, Vec::new()),
+        ("check sections", 0, Vec::new()),
+        ("inline tests", 0, Vec::new()),
+    ];
+    for path in git::tracked_paths(root)? {
+        let k = match list.classify(&path) {
+            Some(Class::Test) => 0,
+            Some(Class::Config) => 1,
+            Some(Class::Sections(_)) => 2,
+            Some(Class::Inline) => 3,
+            None => continue,
+        };
+        kinds[k].1 += 1;
+        if kinds[k].2.len() < 3 {
+            kinds[k].2.push(path);
+        }
+    }
+    Ok(Inventory {
+        origin,
+        uncommitted: in_tree.is_some() && in_tree != committed,
+        problems,
+        kinds,
+    })
+}
+
 /// Pins the checks at a session's start: the list at `head`, and the
 /// start of each check among `dirty` (the paths differing from HEAD).
 pub fn pin<'a>(
@@ -263,17 +311,21 @@ fn compare(
     let readable = !big(&old) && !big(&new);
     let (kind, evidence, class) = match &class {
         Class::Test | Class::Config => {
-            let kind = if class == Class::Test {
-                CheckKind::Test
-            } else {
-                CheckKind::Config
-            };
             let evidence = if readable {
                 evidence::of_file(path, old, new, class == Class::Test)
             } else {
                 Vec::new()
             };
-            (kind, evidence, class)
+            // A "test" the session added that is really a hook (a Go
+            // TestMain that exits 0, a setup file that sets the exit code)
+            // is left out of a replay, as configuration is.
+            let hook = change == FileChange::Added
+                && evidence.iter().any(|e| e.starts_with(evidence::HOOK));
+            if class == Class::Test && !hook {
+                (CheckKind::Test, evidence, class)
+            } else {
+                (CheckKind::Config, evidence, Class::Config)
+            }
         }
         Class::Sections(names) => {
             let pick = |text: Option<&str>| match text {

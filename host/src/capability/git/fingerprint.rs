@@ -109,6 +109,17 @@ pub(super) fn committed_paths(root: &Path, from: &str, to: &str) -> Result<Vec<B
     Ok(records.into_iter().map(|(path, _)| path).collect())
 }
 
+/// The paths the index tracks (`git ls-files`), for `prove-it doctor`.
+pub fn tracked_paths(root: &Path) -> Result<Vec<String>> {
+    let repo = open(root)?;
+    let index = read_index(&repo)?;
+    Ok(index
+        .entries()
+        .iter()
+        .map(|e| e.path(&index).to_str_lossy().into_owned())
+        .collect())
+}
+
 /// The index as `git status` reads it. Its trailing checksum is read, not
 /// verified: verifying is a SHA-1 over the whole file at every stop, and
 /// the checksum serves only as the index's identity for [`staged_digest`].
