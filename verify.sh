@@ -21,8 +21,9 @@
 #                        built into target/release-archives in the
 #                        background while every other test runs (their log:
 #                        target/release-archives.log), then their own tests
-#                        run; PROVE_IT_RELEASE_DIR names a folder that
-#                        already has them. CI runs this (.ci/run).
+#                        run; PROVE_IT_RELEASE_DIR names a folder that has
+#                        them (or will: a `.building` file there means wait
+#                        for `.done`). CI runs this (.ci/run).
 #
 # The slow tests are marked `#[ignore = "slow suite: ..."]`; the fast gate
 # counts them on its last line, so none is skipped without a word.
@@ -33,7 +34,7 @@ full=false
 case "${1:-}" in
   "") ;;
   --full) full=true ;;
-  -h | --help) sed -n '2,28p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+  -h | --help) sed -n '2,29p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
   *) printf 'verify.sh: unknown argument `%s`: use --full, or nothing (--help says more)\n' "$1" >&2; exit 2 ;;
 esac
 
@@ -57,8 +58,12 @@ cargo clippy -p prove-it-gate -p prove-it-default -p prove-it-strict --target wa
 # triple, statically linked, their cdylib would only be dropped with a warning.
 host_crates=(--workspace --exclude prove-it-default --exclude prove-it-strict)
 
+# --full lints the release build, whose build scripts and proc macros
+# ./install.sh has built (CI runs it first), as the tests below run on it.
+profile=()
+! $full || profile=(--release)
 step "clippy (host and tests)"
-cargo clippy "${host_crates[@]}" --all-targets --locked ${target_args[@]+"${target_args[@]}"} -- -D warnings
+cargo clippy "${host_crates[@]}" --all-targets --locked ${profile[@]+"${profile[@]}"} ${target_args[@]+"${target_args[@]}"} -- -D warnings
 
 log=$(mktemp)
 archives=
@@ -104,6 +109,17 @@ if $full; then
     fi
     archives=
     tail -n 2 target/release-archives.log
+  elif [ -e "$PROVE_IT_RELEASE_DIR/.building" ]; then
+    # Being built by whoever set PROVE_IT_RELEASE_DIR (.ci/run), which
+    # marks the end with .done or .failed.
+    step "waiting for the release archives (built by the caller)"
+    while [ ! -e "$PROVE_IT_RELEASE_DIR/.done" ] && [ ! -e "$PROVE_IT_RELEASE_DIR/.failed" ]; do
+      sleep 5
+    done
+    if [ -e "$PROVE_IT_RELEASE_DIR/.failed" ]; then
+      printf 'verify.sh: the release archives did not build (target/release-archives.log)\n' >&2
+      exit 1
+    fi
   fi
   step "tests of the release archives"
   tests --release -- --include-ignored release:: release_archive::

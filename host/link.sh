@@ -33,7 +33,12 @@ case "$host_triple" in
       link_mode=static
       target_args=(--target "$host_triple")
       target_root="target/$host_triple"
-      export RUSTFLAGS="${RUSTFLAGS:+$RUSTFLAGS }-C target-feature=+crt-static"
+      # Once: sourced twice (a script run from a shell that sourced it),
+      # a repeated flag would be new RUSTFLAGS, and a rebuild of everything.
+      case " ${RUSTFLAGS:-} " in
+        *" -C target-feature=+crt-static "*) ;;
+        *) export RUSTFLAGS="${RUSTFLAGS:+$RUSTFLAGS }-C target-feature=+crt-static" ;;
+      esac
     else
       link_note="libc.a (the C library's static archive) was not found, so prove-it is linked dynamically: each stop costs 0.7 to 1.0 ms more. Install libc6-dev (Debian, Ubuntu) or glibc-static (Fedora) for the static build."
     fi

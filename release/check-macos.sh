@@ -3,8 +3,8 @@
 # proven here without Apple's SDK (the release workflow builds and links
 # them on macOS runners). cargo-zigbuild gives build scripts that compile C
 # (blake3's) zig as the C compiler for the target. Both targets are checked
-# in one cargo invocation, so the build scripts and proc macros they share
-# are built once.
+# in one cargo invocation, in the release profile, so the build scripts and
+# proc macros are built once, and are ./install.sh's when it has run.
 #
 # Needs: release/tools.sh, and
 #   rustup target add x86_64-apple-darwin aarch64-apple-darwin
@@ -17,5 +17,5 @@ case "$tools" in /*) ;; *) tools=$PWD/$tools ;; esac
 if ! command -v zig >/dev/null; then
   PATH="$(python3 -c 'import os, ziglang; print(os.path.dirname(ziglang.__file__))'):$PATH"
 fi
-echo "release/check-macos.sh: cargo check --target x86_64-apple-darwin --target aarch64-apple-darwin"
-cargo-zigbuild check --locked -p prove-it --target x86_64-apple-darwin --target aarch64-apple-darwin
+echo "release/check-macos.sh: cargo check --release --target x86_64-apple-darwin --target aarch64-apple-darwin"
+cargo-zigbuild check --release --locked -p prove-it --target x86_64-apple-darwin --target aarch64-apple-darwin

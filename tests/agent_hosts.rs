@@ -1,9 +1,10 @@
-//! Codex CLI and Gemini CLI, driven for real: the pinned CLIs
-//! (`tests/install-agent-clis.sh`), wired by `prove-it setup`, run headless
-//! against a scripted model on loopback that speaks each one's wire format.
-//! Every assertion reads what the host itself reported (Codex's hook status
-//! lines, Gemini's stream-json and stderr), what the model was sent, and the
-//! gate's own record (`prove-it status`).
+//! Codex CLI, Gemini CLI, Copilot CLI and Qwen Code, driven for real: the
+//! pinned CLIs (`tests/install-agent-clis.sh`), wired by `prove-it setup`,
+//! run headless against a scripted model on loopback that speaks each one's
+//! wire format. Every assertion reads what the host itself reported
+//! (Codex's hook status lines, Gemini's stream-json and stderr, Copilot's
+//! and Qwen's stderr), what the model was sent, and the gate's own record
+//! (`prove-it status`).
 
 use crate::claude::Step;
 use crate::util::{BIN, Repo, Sandbox, prove_it};
@@ -18,13 +19,19 @@ use std::sync::{Arc, Mutex};
 pub enum Host {
     Codex,
     Gemini,
+    Copilot,
+    Qwen,
 }
 
 impl Host {
+    const ALL: [Host; 4] = [Host::Codex, Host::Gemini, Host::Copilot, Host::Qwen];
+
     fn name(self) -> &'static str {
         match self {
             Host::Codex => "codex",
             Host::Gemini => "gemini",
+            Host::Copilot => "copilot",
+            Host::Qwen => "qwen",
         }
     }
 
@@ -33,6 +40,8 @@ impl Host {
         let path = prove_it_test_support::workspace().join(match self {
             Host::Codex => "target/codex-cli/node_modules/.bin/codex",
             Host::Gemini => "target/gemini-cli/node_modules/.bin/gemini",
+            Host::Copilot => "target/copilot-cli/node_modules/.bin/copilot",
+            Host::Qwen => "target/qwen-code/node_modules/.bin/qwen",
         });
         assert!(
             path.exists(),
@@ -45,8 +54,8 @@ impl Host {
 }
 
 /// A model on 127.0.0.1 that answers each agent turn from a script, in the
-/// wire format of `host`: OpenAI Responses (Codex) or Gemini's
-/// streamGenerateContent.
+/// wire format of `host`: OpenAI Responses (Codex), Gemini's
+/// streamGenerateContent, or streamed Chat Completions (Copilot, Qwen).
 pub struct Model {
     pub url: String,
     requests: Arc<Mutex<Vec<Value>>>,
@@ -66,6 +75,16 @@ impl Model {
             }
         });
         Model { url, requests }
+    }
+
+    /// How many requests the model has had.
+    fn count(&self) -> usize {
+        self.requests.lock().expect("lock").len()
+    }
+
+    /// The requests from the `from`th on.
+    fn requests_from(&self, from: usize) -> Vec<Value> {
+        self.requests.lock().expect("lock")[from..].to_vec()
     }
 
     /// Everything the agent was sent, as one text (block reasons included).
@@ -173,6 +192,41 @@ fn answer(
                 "usageMetadata": {"promptTokenCount": 1, "candidatesTokenCount": 1, "totalTokenCount": 2}});
             sse.push_str(&format!("data: {chunk}\n\n"));
         }
+        Host::Copilot | Host::Qwen if path.ends_with("/chat/completions") => {
+            let request: Value = serde_json::from_slice(body).unwrap_or(Value::Null);
+            let (step, n) = next(body, seen, script);
+            let chunk = |delta: Value, finish: Value| {
+                json!({"id": format!("chat_{n}"), "object": "chat.completion.chunk", "created": 0,
+                    "model": "scripted", "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]})
+            };
+            let (delta, finish) = match step {
+                Step::Bash(cmd) => {
+                    // The shell tool by the name the CLI offers it under.
+                    let tools = request["tools"].as_array().cloned().unwrap_or_default();
+                    let names: Vec<String> = tools
+                        .iter()
+                        .filter_map(|t| t["function"]["name"].as_str().map(str::to_string))
+                        .collect();
+                    let name = ["bash", "run_shell_command", "shell"]
+                        .into_iter()
+                        .find(|n| names.iter().any(|m| m == n))
+                        .unwrap_or("bash");
+                    let args = json!({"command": cmd, "description": "run a command"});
+                    (
+                        json!({"role": "assistant", "tool_calls": [{"index": 0, "id": format!("call_{n}"),
+                            "type": "function", "function": {"name": name, "arguments": args.to_string()}}]}),
+                        "tool_calls",
+                    )
+                }
+                Step::Say(text) => (json!({"role": "assistant", "content": text}), "stop"),
+            };
+            sse.push_str(&format!("data: {}\n\n", chunk(delta, Value::Null)));
+            sse.push_str(&format!("data: {}\n\n", chunk(json!({}), json!(finish))));
+            let usage = json!({"id": format!("chat_{n}"), "object": "chat.completion.chunk", "created": 0,
+                "model": "scripted", "choices": [],
+                "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2}});
+            sse.push_str(&format!("data: {usage}\n\ndata: [DONE]\n\n"));
+        }
         // Gemini's model router asks, unstreamed, how hard the prompt is.
         Host::Gemini if path.contains(":generateContent") => {
             let text = json!({"complexity_reasoning": "scripted", "complexity_score": 1});
@@ -199,6 +253,8 @@ pub struct Run {
     pub host: Host,
     pub stdout: String,
     pub stderr: String,
+    /// What the model was sent during this run.
+    pub requests: Vec<Value>,
 }
 
 impl Agent {
@@ -273,6 +329,15 @@ stream_max_retries = 0
                     "telemetry": {"enabled": false}, "privacy": {"usageStatisticsEnabled": false}});
                 std::fs::write(dir.join("settings.json"), settings.to_string()).expect("settings");
             }
+            // Both are configured by their environment (`run`).
+            Host::Copilot => {}
+            Host::Qwen => {
+                let dir = self.home().join(".qwen");
+                std::fs::create_dir_all(&dir).expect("qwen home");
+                let settings = json!({"telemetry": {"enabled": false},
+                    "privacy": {"usageStatisticsEnabled": false}});
+                std::fs::write(dir.join("settings.json"), settings.to_string()).expect("settings");
+            }
         }
     }
 
@@ -309,13 +374,52 @@ stream_max_retries = 0
                 }
                 cmd.args(["-p", prompt]);
             }
+            Host::Copilot => {
+                cmd.env(
+                    "COPILOT_PROVIDER_BASE_URL",
+                    format!("{}/v1", self.model.url),
+                )
+                .env("COPILOT_MODEL", "scripted")
+                .env("COPILOT_PROVIDER_API_KEY", "scripted")
+                .env("COPILOT_OFFLINE", "true")
+                // Its JS is unpacked once for every test, not per HOME.
+                .env("COPILOT_PKG_CACHE_HOME", copilot_cache())
+                .args(["--allow-all-tools", "--no-auto-update"]);
+                // A repository's hooks run in `-p` only in a trusted folder:
+                // `--trust-folder` for a new session; it cannot go with
+                // `--continue`, so a resumed one trusts by the environment.
+                if resume {
+                    cmd.env("GITHUB_COPILOT_PROMPT_MODE_REPO_HOOKS", "true")
+                        .arg("--continue");
+                } else {
+                    cmd.arg("--trust-folder");
+                }
+                cmd.args(["-p", prompt]);
+            }
+            Host::Qwen => {
+                cmd.env("OPENAI_BASE_URL", format!("{}/v1", self.model.url))
+                    .env("OPENAI_API_KEY", "scripted")
+                    .env("OPENAI_MODEL", "scripted")
+                    .arg("--yolo");
+                if resume {
+                    cmd.arg("--continue");
+                }
+                cmd.arg(prompt);
+            }
         }
+        let from = self.model.count();
         let out = cmd.output().expect("the agent CLI runs");
         let run = Run {
             host: self.host,
             stdout: String::from_utf8_lossy(&out.stdout).to_string(),
             stderr: String::from_utf8_lossy(&out.stderr).to_string(),
+            requests: self.model.requests_from(from),
         };
+        // `PROVE_IT_TEST_DUMP=1`: what the host printed, for a developer
+        // reading what a person sees.
+        if std::env::var_os("PROVE_IT_TEST_DUMP").is_some() {
+            eprintln!("---- {:?}: {prompt}\n{}", self.host, run.dump());
+        }
         assert_ne!(
             out.status.code(),
             Some(124),
@@ -337,8 +441,17 @@ stream_max_retries = 0
     }
 }
 
+/// Where Copilot CLI unpacks its JS, shared by the tests.
+fn copilot_cache() -> PathBuf {
+    prove_it_test_support::workspace().join("target/copilot-cli/pkg-cache")
+}
+
+/// A block's first words, as the agent is told them.
+const BLOCKED: &str = "prove-it: this turn cannot end yet";
+
 impl Run {
-    /// How many times the host reports the stop blocked.
+    /// How many times the host reports the stop blocked (Copilot and Qwen
+    /// report nothing: the block reasons the model got in this run).
     pub fn blocks(&self) -> usize {
         match self.host {
             Host::Codex => self
@@ -347,7 +460,19 @@ impl Run {
                 .filter(|s| *s == "Blocked")
                 .count(),
             Host::Gemini => self.gemini_blocks().len(),
+            Host::Copilot | Host::Qwen => {
+                let reasons = |request: Option<&Value>| {
+                    request.map_or(0, |r| r.to_string().matches(BLOCKED).count())
+                };
+                reasons(self.requests.last()) - reasons(self.requests.first())
+            }
         }
+    }
+
+    /// What Copilot or Qwen showed the person on stderr: Copilot's hook
+    /// warnings (`! TEXT`), Qwen's hook messages.
+    pub fn said(&self) -> &str {
+        &self.stderr
     }
 
     /// Codex's status line for each Stop hook run ("Completed", "Blocked",
@@ -389,15 +514,20 @@ impl Run {
     }
 }
 
+/// Runs `test` in each host (`PROVE_IT_TEST_HOST=NAME` picks one, for a
+/// developer chasing one host's failure).
 fn both(test: impl Fn(Host)) {
-    for host in [Host::Codex, Host::Gemini] {
-        test(host);
+    let only = std::env::var("PROVE_IT_TEST_HOST").ok();
+    for host in Host::ALL {
+        if only.as_deref().is_none_or(|name| name == host.name()) {
+            test(host);
+        }
     }
 }
 
 /// A false completion: caught, sent back with the failing line, fixed.
 #[test]
-#[ignore = "slow suite: the real Codex and Gemini CLIs (./verify.sh --full)"]
+#[ignore = "slow suite: the real Codex, Gemini, Copilot and Qwen CLIs (./verify.sh --full)"]
 fn a_false_completion_is_caught_and_fixed() {
     both(|host| {
         let agent = Agent::new(
@@ -425,6 +555,15 @@ fn a_false_completion_is_caught_and_fixed() {
                 "{}",
                 run.dump()
             ),
+            // Qwen writes a hook's message to stderr in text mode; Copilot
+            // shows none of a pass (`prove-it status` says it).
+            Host::Qwen => assert!(
+                run.said()
+                    .contains("prove-it: verified: ./verify.sh exit 0"),
+                "{}",
+                run.dump()
+            ),
+            Host::Copilot => {}
         }
         assert_eq!(agent.verdict(), "verified", "{host:?}");
     });
@@ -433,7 +572,7 @@ fn a_false_completion_is_caught_and_fixed() {
 /// `prove-it setup --user` gates a repository that has no hook file of its
 /// own: the hooks live in the person's config.
 #[test]
-#[ignore = "slow suite: the real Codex and Gemini CLIs (./verify.sh --full)"]
+#[ignore = "slow suite: the real Codex, Gemini, Copilot and Qwen CLIs (./verify.sh --full)"]
 fn user_wide_setup_gates_a_repository_without_hook_files() {
     both(|host| {
         let agent = Agent::set_up(
@@ -446,7 +585,9 @@ fn user_wide_setup_gates_a_repository_without_hook_files() {
             ],
             &["--user"],
         );
-        assert!(!agent.repo.path(".codex").exists() && !agent.repo.path(".gemini").exists());
+        for hook_dir in [".codex", ".gemini", ".github", ".qwen"] {
+            assert!(!agent.repo.path(hook_dir).exists(), "{hook_dir}");
+        }
         let run = agent.run("make the change", false, &[]);
         assert_eq!(run.blocks(), 1, "{host:?}\n{}", run.dump());
         assert_eq!(agent.verdict(), "verified", "{host:?}");
@@ -455,7 +596,7 @@ fn user_wide_setup_gates_a_repository_without_hook_files() {
 
 /// Work hidden in a commit is still the session's work.
 #[test]
-#[ignore = "slow suite: the real Codex and Gemini CLIs (./verify.sh --full)"]
+#[ignore = "slow suite: the real Codex, Gemini, Copilot and Qwen CLIs (./verify.sh --full)"]
 fn work_hidden_in_a_commit_is_caught() {
     both(|host| {
         let agent = Agent::new(
@@ -476,7 +617,7 @@ fn work_hidden_in_a_commit_is_caught() {
 
 /// A session that changes nothing is not checked at all.
 #[test]
-#[ignore = "slow suite: the real Codex and Gemini CLIs (./verify.sh --full)"]
+#[ignore = "slow suite: the real Codex, Gemini, Copilot and Qwen CLIs (./verify.sh --full)"]
 fn a_read_only_session_is_untouched() {
     both(|host| {
         let agent = Agent::new(
@@ -494,7 +635,7 @@ fn a_read_only_session_is_untouched() {
 
 /// Deleting `verify.sh` does not open the gate.
 #[test]
-#[ignore = "slow suite: the real Codex and Gemini CLIs (./verify.sh --full)"]
+#[ignore = "slow suite: the real Codex, Gemini, Copilot and Qwen CLIs (./verify.sh --full)"]
 fn deleting_verify_sh_is_refused() {
     both(|host| {
         let agent = Agent::new(
@@ -523,7 +664,7 @@ fn deleting_verify_sh_is_refused() {
 /// turn (retries that use a tool included: Gemini's trap), then the turn
 /// ends with the loud warning; the next turn is gated again.
 #[test]
-#[ignore = "slow suite: the real Codex and Gemini CLIs (./verify.sh --full)"]
+#[ignore = "slow suite: the real Codex, Gemini, Copilot and Qwen CLIs (./verify.sh --full)"]
 fn a_stubborn_agent_meets_the_cap_then_the_next_turn_is_gated() {
     both(|host| {
         let mut script = vec![Step::Bash("echo oops > broken")];
@@ -552,6 +693,12 @@ fn a_stubborn_agent_meets_the_cap_then_the_next_turn_is_gated() {
                 "{}",
                 run.dump()
             ),
+            Host::Copilot | Host::Qwen => assert!(
+                run.said()
+                    .contains("this turn ended without passing verification"),
+                "{}",
+                run.dump()
+            ),
         }
         assert_eq!(agent.verdict(), "yielded", "{host:?}");
 
@@ -564,7 +711,7 @@ fn a_stubborn_agent_meets_the_cap_then_the_next_turn_is_gated() {
 /// PROVE_IT_SKIP=1 lets the turn end, and says so wherever the host shows
 /// hook output, and in the record.
 #[test]
-#[ignore = "slow suite: the real Codex and Gemini CLIs (./verify.sh --full)"]
+#[ignore = "slow suite: the real Codex, Gemini, Copilot and Qwen CLIs (./verify.sh --full)"]
 fn a_skip_is_visible() {
     both(|host| {
         let agent = Agent::new(
@@ -580,9 +727,89 @@ fn a_skip_is_visible() {
                 "{}",
                 run.dump()
             ),
+            Host::Copilot | Host::Qwen => assert!(
+                run.said().contains("skipped: PROVE_IT_SKIP=1"),
+                "{}",
+                run.dump()
+            ),
         }
         assert_eq!(agent.verdict(), "skipped", "{host:?}");
     });
+}
+
+/// Wires `repo` for Claude Code by hand, as the README shows:
+/// `.claude/settings.json` with `prove-it hook EVENT`.
+fn wire_claude_code(repo: &Repo) {
+    let hook = |event: &str| {
+        json!([{"hooks": [{"type": "command",
+        "command": format!("'{BIN}' hook {event}"), "timeout": 3600}]}])
+    };
+    let settings = json!({"hooks": {
+        "SessionStart": hook("session-start"),
+        "UserPromptSubmit": hook("user-prompt-submit"),
+        "Stop": hook("stop"),
+    }});
+    repo.write(".claude/settings.json", &settings.to_string());
+}
+
+/// Copilot runs the hooks of `.claude/settings.json` too, with its own
+/// payload. A repository wired for Claude Code only is gated in Copilot,
+/// and the gate answers as Copilot: its yield is the hook warning Copilot
+/// shows (exit 2), not Claude Code's `continue: false`, which Copilot
+/// would not show.
+#[test]
+#[ignore = "slow suite: the real Codex, Gemini, Copilot and Qwen CLIs (./verify.sh --full)"]
+fn copilot_running_a_claude_code_hook_is_answered_as_copilot() {
+    let agent = Agent::new(
+        Host::Copilot,
+        vec![
+            Step::Bash("echo oops > broken"),
+            Step::Say("All tests pass."),
+            Step::Bash("echo still > notes.txt"),
+            Step::Say("All tests pass, really."),
+        ],
+    );
+    std::fs::remove_dir_all(agent.repo.path(".github")).expect("unwire copilot");
+    wire_claude_code(&agent.repo);
+    let run = agent.run("make the change", false, &[("PROVE_IT_MAX_BLOCKS", "1")]);
+    assert_eq!(run.blocks(), 1, "{}", run.dump());
+    assert!(
+        run.said()
+            .contains("! prove-it: WARNING: this turn ended without passing"),
+        "{}",
+        run.dump()
+    );
+    assert_eq!(agent.verdict(), "yielded");
+}
+
+/// Wired both for Claude Code and for Copilot, Copilot fires two hooks at
+/// each event: each stop is judged once (one `verify.sh` run, one attempt
+/// counted), not twice.
+#[test]
+#[ignore = "slow suite: the real Codex, Gemini, Copilot and Qwen CLIs (./verify.sh --full)"]
+fn copilot_wired_twice_judges_each_stop_once() {
+    let agent = Agent::new(
+        Host::Copilot,
+        vec![
+            Step::Bash("echo oops > broken"),
+            Step::Say("All tests pass."),
+            Step::Bash("rm broken; echo work > feature.txt"),
+            Step::Say("Fixed."),
+        ],
+    );
+    wire_claude_code(&agent.repo);
+    let runs_before = agent.repo.runs();
+    let run = agent.run("make the change", false, &[]);
+    assert_eq!(run.blocks(), 1, "{}", run.dump());
+    let told = agent.model.told();
+    assert!(
+        told.contains("attempt 1 of 3") && !told.contains("attempt 2 of 3"),
+        "one attempt counted, not two:\n{}",
+        run.dump()
+    );
+    // Two stops, one `verify.sh` run each.
+    assert_eq!(agent.repo.runs() - runs_before, 2, "{}", run.dump());
+    assert_eq!(agent.verdict(), "verified");
 }
 
 /// One hook of `agent` (`codex`, `gemini`) in `repo`, for session `s`.
@@ -610,6 +837,65 @@ fn started(sb: &Sandbox, agent: &str) -> Repo {
 
 /// Gemini starts a new agent run after every block, with the reason as its
 /// prompt: that is the same turn. A prompt of the person's is a new one.
+/// Copilot, running a Claude Code hook (`COPILOT_CLI=1`), is answered as
+/// Copilot: a block in JSON, and a yield as exit 2 with its warning on
+/// stderr (the one thing `copilot -p` shows). A stop that two wirings both
+/// run (one `timestamp`) is judged by the first hook only.
+#[test]
+fn copilot_is_known_by_its_environment_and_judges_a_stop_once() {
+    let mut sb = Sandbox::new();
+    sb.set("COPILOT_CLI", "1").set("PROVE_IT_MAX_BLOCKS", "1");
+    let repo = sb.repo("r");
+    repo.arm_counting();
+    let claude = |event: &str, input: Value| {
+        let mut input = input;
+        input["session_id"] = json!("s");
+        input["cwd"] = json!(repo.root);
+        crate::util::run_hook_with(
+            &repo.root,
+            &repo.env,
+            &["hook", event],
+            input.to_string().as_bytes(),
+        )
+    };
+    claude(
+        "session-start",
+        json!({"hook_event_name": "SessionStart", "source": "new"}),
+    )
+    .assert_quiet();
+    claude(
+        "user-prompt-submit",
+        json!({"hook_event_name": "UserPromptSubmit", "prompt": "go"}),
+    );
+    repo.write("broken", "x");
+    let stop = |time: &str| {
+        claude(
+            "stop",
+            json!({"hook_event_name": "Stop", "timestamp": time, "stop_reason": "end_turn", "stop_hook_active": false}),
+        )
+    };
+    let first = stop("2026-12-02T05:00:00.000Z");
+    first.assert_blocked_with("attempt 1 of 1");
+    // The same stop, from the other wiring: nothing said, nothing run.
+    stop("2026-12-02T05:00:00.000Z").assert_quiet();
+    assert_eq!(repo.runs(), 1);
+    // The reason comes back as a prompt: the same turn.
+    claude(
+        "user-prompt-submit",
+        json!({"hook_event_name": "UserPromptSubmit", "prompt": first.reason()}),
+    )
+    .assert_quiet();
+    let yielded = stop("2026-12-02T05:00:09.000Z");
+    let warning = yielded
+        .warning()
+        .unwrap_or_else(|| panic!("no exit-2 warning\n{yielded}"));
+    assert!(
+        warning.contains("this turn ended without passing verification"),
+        "{warning}"
+    );
+    assert_eq!(repo.runs(), 2);
+}
+
 #[test]
 fn gemini_counts_a_turn_across_its_restarts() {
     let sb = Sandbox::new();
@@ -801,4 +1087,58 @@ fn setup_merges_and_doctor_reads_it_back() {
         "{settings}"
     );
     assert!(doctor(&sb).contains("ok    gemini"));
+
+    let out = prove_it(&repo.root, &sb.env, &["setup", "copilot"])
+        .output()
+        .expect("setup");
+    let said = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success() && said.contains("--trust-folder"),
+        "{said}"
+    );
+    let hooks: Value = serde_json::from_str(
+        &std::fs::read_to_string(repo.path(".github/hooks/prove-it.json")).expect("hooks"),
+    )
+    .expect("json");
+    assert_eq!(
+        hooks["hooks"]["Stop"][0]["hooks"][0]["command"],
+        format!("{BIN} hook --agent copilot stop"),
+        "{hooks}"
+    );
+    let said = doctor(&sb);
+    assert!(said.contains("ok    copilot"), "{said}");
+    assert!(
+        said.contains("warn  copilot     untrusted in `copilot -p`"),
+        "{said}"
+    );
+    sb.set("COPILOT_ALLOW_ALL", "true");
+    assert!(!doctor(&sb).contains("warn  copilot"));
+
+    let out = prove_it(&repo.root, &sb.env, &["setup", "qwen"])
+        .output()
+        .expect("setup");
+    assert!(out.status.success());
+    let settings: Value = serde_json::from_str(
+        &std::fs::read_to_string(repo.path(".qwen/settings.json")).expect("settings"),
+    )
+    .expect("json");
+    // Seconds, but 1000 and over are read as milliseconds: an hour.
+    assert_eq!(
+        settings["hooks"]["Stop"][0]["hooks"][0]["timeout"],
+        3_600_000
+    );
+    // Not a turn start in Qwen: not wired.
+    assert!(
+        settings["hooks"].get("UserPromptSubmit").is_none(),
+        "{settings}"
+    );
+    assert!(doctor(&sb).contains("ok    qwen"));
+    let qwen_home = sb.tmp.path().join("home/.qwen");
+    std::fs::create_dir_all(&qwen_home).expect("qwen home");
+    std::fs::write(
+        qwen_home.join("settings.json"),
+        r#"{"security": {"folderTrust": {"enabled": true}}}"#,
+    )
+    .expect("settings");
+    assert!(doctor(&sb).contains("warn  qwen        Qwen's folder trust is on"));
 }

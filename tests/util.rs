@@ -292,10 +292,14 @@ pub fn run_hook_with(
         other => other.expect("write stdin"),
     }
     let output = child.wait_with_output().expect("prove-it finishes");
+    // Copilot CLI, which may run a Claude Code hook, shows a stop's warning
+    // only for exit 2.
+    let copilot = args.contains(&"copilot") || env.get("COPILOT_CLI").is_some_and(|v| v == "1");
     Outcome::new(
         format!("prove-it {} (cwd {})", args.join(" "), cwd.display()),
         String::from_utf8_lossy(stdin).into(),
         output,
+        copilot,
     )
 }
 
@@ -307,7 +311,7 @@ pub struct Outcome {
 }
 
 impl Outcome {
-    fn new(command: String, input: String, output: Output) -> Self {
+    fn new(command: String, input: String, output: Output, copilot: bool) -> Self {
         let stdout = String::from_utf8_lossy(&output.stdout);
         let json = if stdout.trim().is_empty() {
             None
@@ -323,13 +327,23 @@ impl Outcome {
             output,
             json,
         };
-        // The one rule that holds for every hook run: exit 0, always.
-        assert_eq!(
-            outcome.output.status.code(),
-            Some(0),
+        // The one rule that holds for every hook run: exit 0, but for
+        // Copilot's warning: exit 2 with it on stderr and nothing on stdout.
+        let warned = copilot
+            && outcome.output.status.code() == Some(2)
+            && outcome.json.is_none()
+            && outcome.warning().is_some();
+        assert!(
+            outcome.output.status.code() == Some(0) || warned,
             "hook must exit 0\n{outcome}"
         );
         outcome
+    }
+
+    /// Copilot's warning: what a hook that exits 2 writes on stderr.
+    pub fn warning(&self) -> Option<&str> {
+        let text = std::str::from_utf8(&self.output.stderr).ok()?;
+        (self.output.status.code() == Some(2) && text.starts_with("prove-it: ")).then_some(text)
     }
 
     pub fn blocked(&self) -> bool {

@@ -251,17 +251,49 @@ fn a_weakened_tree_is_replayed_once_and_stays_weakened() {
     repo.stop("s", false).assert_yielded_saying("WEAKENED");
     let runs =
         || std::fs::read_to_string(sb.tmp.path().join("runs")).map_or(0, |t| t.lines().count());
-    // The gate's run and the replay's.
-    assert_eq!(runs(), 2);
-    // A later turn on the same tree: neither run again, still weakened.
+    // The gate's run, the replay's, and the control's (the checks as they
+    // are now, in the same copy, pass: the copy lacks nothing).
+    assert_eq!(runs(), 3);
+    // A later turn on the same tree: none run again, still weakened.
     repo.prompt("s");
     repo.stop("s", false).assert_yielded_saying("WEAKENED");
-    assert_eq!(runs(), 2);
+    assert_eq!(runs(), 3);
     assert_eq!(repo.status_json().1["verdict"], "weakened");
     // The agent puts the test back and fixes the code: verified.
     repo.git(&["checkout", "--", "tests/test_calc.py"]);
     apply(&repo, &[FIX]);
     repo.stop("s", false).assert_verified();
+}
+
+/// A copy that lacks what the checks need (here an ignored folder of
+/// generated files, which is not copied) fails the checks as they are now
+/// too: the replay proves nothing, and the pass is not called weakened.
+#[test]
+fn a_replay_in_a_copy_that_lacks_something_is_not_a_weakening() {
+    let sb = Sandbox::new();
+    let verify = format!(
+        "[ -f generated/data.txt ] || {{ echo 'generated/ is missing'; exit 1; }}\n{UNITTEST_VERIFY}"
+    );
+    let repo = project(&sb, UNITTEST_FILES, &verify);
+    repo.write(".gitignore", "__pycache__/\ngenerated/\n");
+    repo.write("generated/data.txt", "built");
+    repo.commit("ignore generated/");
+    repo.start("s");
+    apply(
+        &repo,
+        &[
+            FIX,
+            Edit::Replace(
+                "tests/test_calc.py",
+                "add(2, 3), 5",
+                "add(2, 3), 5, \"the sum\"",
+            ),
+        ],
+    );
+    let out = repo.stop("s", false);
+    out.assert_verified();
+    assert!(out.message().contains("could not be judged"), "{out}");
+    assert_eq!(repo.status_json().1["verdict"], "verified");
 }
 
 #[test]

@@ -451,6 +451,11 @@ pub struct Replay {
     pub run: VerifyRun,
     /// What was put back in the copy, one line each.
     pub restored: Vec<String>,
+    /// When `run` did not pass: the checks as they are now, run in the
+    /// same copy. If they fail too, the copy lacks something the checks
+    /// need, and the replay proves nothing either way.
+    #[serde(default)]
+    pub control: Option<VerifyRun>,
 }
 
 /// The capabilities a policy may use. In a module these are the imports

@@ -767,6 +767,18 @@ fn judge(host: &mut impl Host, changed_verify: Option<String>, notes: &mut Vec<S
             run.detail.as_deref().unwrap_or("no detail"),
             diff_command(&changes)
         ))),
+        // The checks as they are now fail in the copy too: it lacks
+        // something they need, and the replay tells nothing.
+        _ if replay
+            .control
+            .as_ref()
+            .is_some_and(|c| c.outcome != VerifyOutcome::Passed) =>
+        {
+            Judged::Plain(Some(format!(
+                "prove-it: checks changed: {count}, and the session-start checks could not be judged: `./verify.sh` fails in the throwaway copy even as it is now (it lacks something the checks need: ignored folders such as build output are not copied). Read `{}` to judge the change.",
+                diff_command(&changes)
+            )))
+        }
         VerifyOutcome::Failed | VerifyOutcome::TimedOut => {
             let outcome = match run.outcome {
                 VerifyOutcome::TimedOut => format!("timed out after {} s", run.timeout_secs),

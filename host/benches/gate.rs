@@ -264,6 +264,16 @@ fn main() {
     );
     let small = b.repo("small", 200, 10);
     let large = b.repo("large", large_files, large_folders);
+    // A test file, named as a check: changing it makes a passing stop
+    // replay the checks (SPEC.md, "Weakened checks").
+    for repo in [&small, &large] {
+        std::fs::create_dir_all(repo.join("tests")).expect("mkdir");
+        std::fs::write(repo.join("tests/check.txt"), "test 0\n").expect("write");
+        std::fs::create_dir_all(repo.join(".prove-it")).expect("mkdir");
+        std::fs::write(repo.join(".prove-it/checks"), "[tests]\ntests/\n").expect("write");
+        git(repo, &["add", "-A"]);
+        git(repo, &["commit", "-q", "-m", "a check"]);
+    }
     if let Ok(spec) = std::env::var("PROVE_IT_BENCH_VERSUS") {
         versus(&spec, &b, runs, &small, &large);
         return;
@@ -422,6 +432,31 @@ fn main() {
         ),
     );
     r.budget("overhead beyond verify.sh", overhead, 10.0, "ms");
+
+    // A passing stop after the session changed a check: `verify.sh` runs,
+    // then again in a throwaway copy with the check as it was at the start
+    // (the replay), alternating with a passing stop that changed no check.
+    for (repo, files) in [(&small, 200), (&large, large_files)] {
+        let (mut replaying, mut plain) = (vec![], vec![]);
+        for i in 0..runs.min(11) {
+            std::fs::write(repo.join("tests/check.txt"), format!("test {}\n", i + 1))
+                .expect("write");
+            replaying.push(b.stop(repo, "s"));
+            std::fs::write(repo.join("tests/check.txt"), "test 0\n").expect("write");
+            std::fs::write(repo.join("change.txt"), format!("work {i}")).expect("write");
+            plain.push(b.stop(repo, "s"));
+        }
+        r.row(
+            &format!("Stop that replays the checks (a test changed), {files} files"),
+            format!("{:.2} ms", ms(&replaying)),
+            format!(
+                "a passing Stop with no check changed {:.2} ms: the replay adds {:.2} ms ({:.1}x)",
+                ms(&plain),
+                ms(&replaying) - ms(&plain),
+                ms(&replaying) / ms(&plain)
+            ),
+        );
+    }
 
     // SessionStart (a new baseline each time).
     let (mut start_small, mut start_large) = (vec![], vec![]);

@@ -50,10 +50,14 @@ pub struct Cli {
 pub enum Command {
     /// Answer one agent host's hook event (JSON on stdin, answer on stdout).
     ///
-    /// Always exits 0: a block or a warning is in the JSON it prints, and
-    /// its own errors become a warning the user sees, never a silent pass.
-    /// The plugin (Claude Code) and `prove-it setup` (Codex, Gemini) write
-    /// these command lines; each host sends only its own events.
+    /// Exits 0: a block or a warning is in the JSON it prints, and its own
+    /// errors become a warning the user sees, never a silent pass. For
+    /// Copilot CLI, which shows a Stop hook's warning only on exit 2 (and
+    /// does not block on it), a warning is its stderr and the exit is 2.
+    /// The plugin (Claude Code) and `prove-it setup` (Codex, Gemini,
+    /// Copilot, Qwen) write these command lines; each host sends only its
+    /// own events. Run by Copilot CLI (COPILOT_CLI=1), a Claude Code hook
+    /// answers as Copilot.
     Hook {
         /// The agent host that runs the hook.
         #[arg(long, value_enum, default_value = "claude-code")]
@@ -103,15 +107,19 @@ pub enum Command {
         #[arg(long, value_enum, value_delimiter = ',', value_name = "KIND")]
         skip: Vec<crate::commands::canary::Kind>,
     },
-    /// Gate Codex CLI or Gemini CLI in this repository: wire its hooks.
+    /// Gate Codex CLI, Gemini CLI, Copilot CLI or Qwen Code here: wire its hooks.
     ///
     /// Writes the gate's hooks into the repository's own hook file
-    /// (`.codex/hooks.json`, `.gemini/settings.json`), or with `--user` into
-    /// yours (`~/.codex/hooks.json`, `~/.gemini/settings.json`), keeping every
-    /// other hook there. For Codex it also records the hooks as trusted in
-    /// `~/.codex/config.toml` (Codex skips untrusted hooks without a word),
-    /// and the repository as trusted when the hooks are the repository's.
-    /// Claude Code needs no setup: its plugin carries its hooks.
+    /// (`.codex/hooks.json`, `.gemini/settings.json`,
+    /// `.github/hooks/prove-it.json`, `.qwen/settings.json`), or with
+    /// `--user` into yours (`~/.codex/hooks.json`, `~/.gemini/settings.json`,
+    /// `~/.copilot/hooks/prove-it.json`, `~/.qwen/settings.json`), keeping
+    /// every other hook there. For Codex it also records the hooks as
+    /// trusted in `~/.codex/config.toml` (Codex skips untrusted hooks
+    /// without a word), and the repository as trusted when the hooks are the
+    /// repository's. For Copilot it says what `copilot -p` needs to run a
+    /// repository's hooks. Claude Code needs no setup: its plugin carries
+    /// its hooks.
     Setup {
         /// The agent host to wire.
         #[arg(value_enum)]
@@ -193,6 +201,10 @@ pub enum SetupAgent {
     Codex,
     /// Gemini CLI.
     Gemini,
+    /// GitHub Copilot CLI.
+    Copilot,
+    /// Qwen Code.
+    Qwen,
 }
 
 impl From<SetupAgent> for Agent {
@@ -200,6 +212,8 @@ impl From<SetupAgent> for Agent {
         match agent {
             SetupAgent::Codex => Agent::Codex,
             SetupAgent::Gemini => Agent::Gemini,
+            SetupAgent::Copilot => Agent::Copilot,
+            SetupAgent::Qwen => Agent::Qwen,
         }
     }
 }

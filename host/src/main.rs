@@ -18,9 +18,7 @@ fn main() -> ExitCode {
     unsafe { settings::scrub_repository_vars() };
     let cli = cli::parse();
     let result = match cli.command {
-        cli::Command::Hook { agent, event } => {
-            commands::hook::execute(agent, event).map(|()| ExitCode::SUCCESS)
-        }
+        cli::Command::Hook { agent, event } => commands::hook::execute(agent, event),
         cli::Command::Init { dir } => commands::init::execute(&dir).map(|()| ExitCode::SUCCESS),
         cli::Command::Canary { dir, json, skip } => {
             Ok(commands::canary::execute(&dir, json, &skip))

@@ -36,6 +36,18 @@ pub struct Loaded {
     pub codex_dir: Option<PathBuf>,
     /// Gemini CLI's configuration directory: `~/.gemini`.
     pub gemini_dir: Option<PathBuf>,
+    /// Copilot CLI's configuration directory: `~/.copilot`.
+    pub copilot_dir: Option<PathBuf>,
+    /// Qwen Code's configuration directory: `~/.qwen`.
+    pub qwen_dir: Option<PathBuf>,
+    /// `COPILOT_CLI=1`: Copilot CLI runs this hook, whatever host its
+    /// command line names (Copilot also runs Claude Code's hooks from
+    /// `.claude/settings.json`).
+    pub under_copilot: bool,
+    /// What Copilot CLI needs to run a repository's hooks in `copilot -p`:
+    /// `COPILOT_ALLOW_ALL=true` or `GITHUB_COPILOT_PROMPT_MODE_REPO_HOOKS=true`
+    /// (for `doctor`).
+    pub copilot_repo_hooks: bool,
     pub notes: Vec<String>,
 }
 
@@ -75,7 +87,13 @@ pub fn from_lookup(lookup: impl Fn(&str) -> Option<OsString>) -> Loaded {
         .filter(|v| !v.is_empty())
         .map(PathBuf::from)
         .or_else(|| home.as_ref().map(|home| home.join(".codex")));
-    let gemini_dir = home.map(|home| home.join(".gemini"));
+    let gemini_dir = home.as_ref().map(|home| home.join(".gemini"));
+    let copilot_dir = home.as_ref().map(|home| home.join(".copilot"));
+    let qwen_dir = home.map(|home| home.join(".qwen"));
+    let under_copilot = lookup("COPILOT_CLI").is_some_and(|v| v == "1");
+    let copilot_repo_hooks = ["COPILOT_ALLOW_ALL", "GITHUB_COPILOT_PROMPT_MODE_REPO_HOOKS"]
+        .iter()
+        .any(|name| lookup(name).is_some_and(|v| v == "true"));
     let skip = get("PROVE_IT_SKIP");
     let ledger = get("PROVE_IT_LEDGER");
     let max_blocks = get("PROVE_IT_MAX_BLOCKS");
@@ -109,6 +127,10 @@ pub fn from_lookup(lookup: impl Fn(&str) -> Option<OsString>) -> Loaded {
         claude_dir,
         codex_dir,
         gemini_dir,
+        copilot_dir,
+        qwen_dir,
+        under_copilot,
+        copilot_repo_hooks,
         notes,
     }
 }

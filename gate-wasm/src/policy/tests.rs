@@ -18,6 +18,8 @@ struct Fake {
     checks: Option<CheckChanges>,
     /// Whether the replay of the session-start checks passes.
     replay_passes: bool,
+    /// Whether the checks as they are now pass in the replay's copy.
+    control_passes: bool,
     replays: u32,
 }
 
@@ -39,6 +41,7 @@ impl Fake {
             tree_error: false,
             checks: None,
             replay_passes: true,
+            control_passes: true,
             replays: 0,
         }
     }
@@ -115,6 +118,18 @@ impl Host for Fake {
                 detail: None,
             },
             restored: vec!["`tests/test_calc.py` as at the start".into()],
+            control: (!self.replay_passes).then(|| VerifyRun {
+                outcome: if self.control_passes {
+                    VerifyOutcome::Passed
+                } else {
+                    VerifyOutcome::Failed
+                },
+                exit_code: Some(if self.control_passes { 0 } else { 1 }),
+                duration_ms: 7,
+                tail: vec!["ModuleNotFoundError".into()],
+                timeout_secs: 300,
+                detail: None,
+            }),
         })
     }
 }
@@ -577,4 +592,19 @@ fn the_strict_policy_blocks_a_weakened_pass_then_yields() {
     );
     // One replay for the tree; the later stops remembered it.
     assert_eq!(host.replays, 1);
+}
+
+#[test]
+fn a_copy_where_even_the_current_checks_fail_proves_nothing() {
+    let mut host = started();
+    host.fingerprint = "bbbb".into();
+    host.verify_passes = true;
+    host.checks = Some(skipped_test());
+    host.replay_passes = false;
+    host.control_passes = false;
+    let d = decide(&stop(false), &mut host);
+    assert_eq!(d.verdict, Some(Verdict::Verified));
+    let message = d.message.expect("a note");
+    assert!(message.contains("could not be judged"), "{message}");
+    assert!(!message.contains("WEAKENED"), "{message}");
 }

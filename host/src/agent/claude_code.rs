@@ -138,6 +138,21 @@ pub fn answer(event: HookEvent, decision: &Decision) -> Option<Value> {
     (!out.is_empty()).then_some(Value::Object(out))
 }
 
+/// [`answer`], for a host where `continue: false` means something else
+/// (Qwen Code goes on; Copilot CLI shows nothing): Claude Code's loud stop
+/// is said as a `systemMessage` there.
+pub fn answer_without_loud_stop(event: HookEvent, decision: &Decision) -> Option<Value> {
+    answer(event, decision).map(|mut answer| {
+        if let Some(object) = answer.as_object_mut()
+            && object.remove("continue").is_some()
+            && let Some(text) = object.remove("stopReason")
+        {
+            object.insert("systemMessage".into(), text);
+        }
+        answer
+    })
+}
+
 /// A block outside a stop (which cannot be refused) is shown instead.
 pub fn shown_block(decision: &Decision, reason: &str) -> String {
     match &decision.message {
@@ -156,6 +171,23 @@ mod tests {
         assert_eq!(
             answer(HookEvent::Stop, &d),
             Some(json!({"decision": "block", "reason": "fix it"}))
+        );
+    }
+
+    #[test]
+    fn a_yield_and_a_weakened_pass_are_loud_and_a_receipt_is_not() {
+        for verdict in [Verdict::Yielded, Verdict::Weakened] {
+            let d = Decision::allow_with("said").with_verdict(verdict);
+            assert_eq!(
+                answer(HookEvent::Stop, &d),
+                Some(json!({"continue": false, "stopReason": "said"})),
+                "{verdict:?}"
+            );
+        }
+        let d = Decision::allow_with("receipt").with_verdict(Verdict::Verified);
+        assert_eq!(
+            answer(HookEvent::Stop, &d),
+            Some(json!({"systemMessage": "receipt"}))
         );
     }
 

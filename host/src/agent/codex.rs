@@ -56,6 +56,7 @@ impl Adapter for Codex {
             may_be_retry: e.stop_hook_active,
             claim: e.last_assistant_message,
             prompt: e.prompt,
+            once: None,
         })
     }
 
@@ -83,16 +84,6 @@ impl Adapter for Codex {
             (Action::Allow, None) => None,
         }
     }
-
-    fn error_answer(&self, event: HookEvent, error: &str) -> Value {
-        let text = cap(&super::error_text(event.kind(), error));
-        match event {
-            HookEvent::Stop => {
-                json!({"continue": false, "stopReason": text, "systemMessage": text})
-            }
-            _ => json!({"systemMessage": text}),
-        }
-    }
 }
 
 #[cfg(test)]
@@ -113,7 +104,12 @@ mod tests {
 
     #[test]
     fn an_unproven_end_is_stopped_and_a_proven_one_is_not() {
-        for verdict in [Verdict::Yielded, Verdict::Skipped, Verdict::GateError] {
+        for verdict in [
+            Verdict::Yielded,
+            Verdict::Weakened,
+            Verdict::Skipped,
+            Verdict::GateError,
+        ] {
             let unproven = Decision::allow_with("not proven").with_verdict(verdict);
             assert_eq!(
                 Codex.answer(HookEvent::Stop, &unproven).expect("said")["continue"],
@@ -121,8 +117,6 @@ mod tests {
                 "{verdict:?}"
             );
         }
-        let error = Codex.error_answer(HookEvent::Stop, "state dir unreadable");
-        assert_eq!(error["continue"], false);
         let verified = Decision::allow_with("verified").with_verdict(Verdict::Verified);
         let answer = Codex.answer(HookEvent::Stop, &verified).expect("said");
         assert_eq!(answer, json!({"systemMessage": "verified"}));

@@ -67,6 +67,7 @@ impl Adapter for Gemini {
             may_be_retry: event == HookEvent::AfterAgent,
             claim,
             prompt: e.prompt,
+            once: None,
         })
     }
 

@@ -6,7 +6,9 @@
 
 pub mod claude_code;
 pub mod codex;
+pub mod copilot;
 pub mod gemini;
+pub mod qwen;
 
 use anyhow::{Result, bail};
 use clap::ValueEnum;
@@ -23,16 +25,28 @@ pub enum Agent {
     Codex,
     /// Gemini CLI (`prove-it setup gemini` wires it).
     Gemini,
+    /// GitHub Copilot CLI (`prove-it setup copilot` wires it).
+    Copilot,
+    /// Qwen Code (`prove-it setup qwen` wires it).
+    Qwen,
 }
 
 impl Agent {
-    pub const ALL: [Agent; 3] = [Agent::ClaudeCode, Agent::Codex, Agent::Gemini];
+    pub const ALL: [Agent; 5] = [
+        Agent::ClaudeCode,
+        Agent::Codex,
+        Agent::Gemini,
+        Agent::Copilot,
+        Agent::Qwen,
+    ];
 
     pub fn adapter(self) -> &'static dyn Adapter {
         match self {
             Agent::ClaudeCode => &claude_code::ClaudeCode,
             Agent::Codex => &codex::Codex,
             Agent::Gemini => &gemini::Gemini,
+            Agent::Copilot => &copilot::Copilot,
+            Agent::Qwen => &qwen::Qwen,
         }
     }
 
@@ -42,6 +56,18 @@ impl Agent {
             Agent::ClaudeCode => "claude-code",
             Agent::Codex => "codex",
             Agent::Gemini => "gemini",
+            Agent::Copilot => "copilot",
+            Agent::Qwen => "qwen",
+        }
+    }
+
+    /// The host really running a hook whose command line names `self`:
+    /// Copilot CLI runs Claude Code's hooks (`.claude/settings.json`) too,
+    /// with its own payload and its own way of showing a warning.
+    pub fn running(self, under_copilot: bool) -> Agent {
+        match self {
+            Agent::ClaudeCode if under_copilot => Agent::Copilot,
+            other => other,
         }
     }
 }
@@ -52,11 +78,11 @@ impl Agent {
 pub enum HookEvent {
     /// SessionStart (every host): record the tree state the session starts from.
     SessionStart,
-    /// UserPromptSubmit (Claude Code, Codex): a new turn; reset the attempt count.
+    /// UserPromptSubmit (Claude Code, Codex, Copilot): a new turn; reset the attempt count.
     UserPromptSubmit,
     /// BeforeAgent (Gemini): a new turn, unless it is the agent sent back by a block.
     BeforeAgent,
-    /// Stop (Claude Code, Codex): run `verify.sh` if the tree changed; block on failure.
+    /// Stop (Claude Code, Codex, Copilot, Qwen): run `verify.sh` if the tree changed; block on failure.
     Stop,
     /// AfterAgent (Gemini): the same as Stop.
     AfterAgent,
@@ -99,6 +125,10 @@ pub struct Input {
     pub claim: Option<String>,
     /// Turn start: the prompt that starts it.
     pub prompt: Option<String>,
+    /// Stop: what names this one stop when a host may run the gate twice
+    /// for it (Copilot, wired both for itself and for Claude Code): only
+    /// the first hook judges it.
+    pub once: Option<String>,
 }
 
 /// What the hook command needs from one agent host.
@@ -115,9 +145,12 @@ pub trait Adapter: Sync {
     /// The JSON to print for `decision` (`None`: print nothing).
     fn answer(&self, event: HookEvent, decision: &Decision) -> Option<Value>;
 
-    /// The answer for an error of the gate itself: always said.
-    fn error_answer(&self, event: HookEvent, error: &str) -> Value {
-        serde_json::json!({ "systemMessage": cap(&error_text(event.kind(), error)) })
+    /// A message the person must see that this host shows only as a failed
+    /// hook's stderr (Copilot CLI: exit 2, which does not block there). When
+    /// it is `Some`, the hook prints it on stderr and exits 2, and prints no
+    /// JSON.
+    fn exit_warning(&self, _event: HookEvent, _decision: &Decision) -> Option<String> {
+        None
     }
 
     /// Whether the host starts a turn again after each block, with the

@@ -1,8 +1,9 @@
 //! The throwaway copy of a work tree: where `prove-it canary` plants its
 //! defects and where the replay puts the session's starting checks back
 //! (`super::replay`). A detached `git worktree` of HEAD in a temp dir, with
-//! the person's staged and unstaged changes and untracked files laid over
-//! it, their dependency folders linked in, and a build cache of its own
+//! the person's staged and unstaged changes, untracked files and small
+//! ignored files (generated code the checks need) laid over it, their
+//! dependency folders linked in, and a build cache of its own
 //! ([`build_caches`]). The person's own work tree is only read.
 //!
 //! The copy is removed when it is dropped, and when the canary is
@@ -190,6 +191,7 @@ pub fn make(repo: &Path) -> Result<Copy> {
         apply(&root, &unstaged, false).context("cannot copy your unstaged changes")?;
     }
     copy_untracked(repo, &root)?;
+    copy_ignored(repo, &root)?;
     for dir in DEPENDENCY_DIRS {
         let from = repo.join(dir);
         let to = root.join(dir);
@@ -264,34 +266,83 @@ fn apply(root: &Path, patch: &[u8], index: bool) -> Result<()> {
 /// Copies the files git does not track and does not ignore.
 fn copy_untracked(repo: &Path, root: &Path) -> Result<()> {
     let list = git(repo, &["ls-files", "-z", "--others", "--exclude-standard"])?;
-    for rel in list.split(|&b| b == 0).filter(|p| !p.is_empty()) {
-        use std::os::unix::ffi::OsStrExt;
-        let rel = Path::new(std::ffi::OsStr::from_bytes(rel));
-        // A nested repository is listed as a folder: it is not ours to copy.
-        if rel.as_os_str().as_bytes().ends_with(b"/") {
-            continue;
-        }
-        let (from, to) = (repo.join(rel), root.join(rel));
-        if let Some(parent) = to.parent() {
-            std::fs::create_dir_all(parent)
-                .with_context(|| format!("cannot copy `{}`", rel.display()))?;
-        }
-        let meta = std::fs::symlink_metadata(&from)
-            .with_context(|| format!("cannot read `{}`", rel.display()))?;
-        if meta.file_type().is_symlink() {
-            let target = std::fs::read_link(&from)?;
-            std::os::unix::fs::symlink(target, &to)
-        } else {
-            std::fs::copy(&from, &to).and_then(|_| {
-                std::fs::set_permissions(
-                    &to,
-                    std::fs::Permissions::from_mode(meta.permissions().mode()),
-                )
-            })
-        }
-        .with_context(|| format!("cannot copy `{}` into the copy", rel.display()))?;
+    for rel in listed_files(&list) {
+        copy_file(repo, root, rel)?;
     }
     Ok(())
+}
+
+/// Ignored files are copied when they are small files of their own, not
+/// folders: generated code and data the checks need (a `_version.py` a
+/// build wrote, compiled translations), not build output or caches (an
+/// ignored folder is listed whole and left out). At most this many, of at
+/// most this size each, and this much in all.
+const IGNORED_FILES: usize = 2_000;
+const IGNORED_FILE_BYTES: u64 = 1 << 20;
+const IGNORED_BYTES: u64 = 32 << 20;
+
+/// Copies the small ignored files (see [`IGNORED_FILES`]).
+fn copy_ignored(repo: &Path, root: &Path) -> Result<()> {
+    let list = git(
+        repo,
+        &[
+            "ls-files",
+            "-z",
+            "--others",
+            "--ignored",
+            "--exclude-standard",
+            "--directory",
+        ],
+    )?;
+    let (mut count, mut bytes) = (0, 0);
+    for rel in listed_files(&list) {
+        let Ok(meta) = std::fs::symlink_metadata(repo.join(rel)) else {
+            continue;
+        };
+        if !meta.is_file() || meta.len() > IGNORED_FILE_BYTES {
+            continue;
+        }
+        if count == IGNORED_FILES || bytes + meta.len() > IGNORED_BYTES {
+            break;
+        }
+        count += 1;
+        bytes += meta.len();
+        copy_file(repo, root, rel)?;
+    }
+    Ok(())
+}
+
+/// The paths of a `git ls-files -z` listing, but folders (a nested
+/// repository, an ignored folder), which end in `/`.
+fn listed_files(list: &[u8]) -> impl Iterator<Item = &Path> {
+    use std::os::unix::ffi::OsStrExt;
+    list.split(|&b| b == 0)
+        .filter(|p| !p.is_empty() && !p.ends_with(b"/"))
+        .map(|p| Path::new(std::ffi::OsStr::from_bytes(p)))
+}
+
+/// Copies `rel` from `repo` into the copy at `root`, mode and all (a
+/// symlink as a symlink).
+fn copy_file(repo: &Path, root: &Path, rel: &Path) -> Result<()> {
+    let (from, to) = (repo.join(rel), root.join(rel));
+    if let Some(parent) = to.parent() {
+        std::fs::create_dir_all(parent)
+            .with_context(|| format!("cannot copy `{}`", rel.display()))?;
+    }
+    let meta = std::fs::symlink_metadata(&from)
+        .with_context(|| format!("cannot read `{}`", rel.display()))?;
+    if meta.file_type().is_symlink() {
+        let target = std::fs::read_link(&from)?;
+        std::os::unix::fs::symlink(target, &to)
+    } else {
+        std::fs::copy(&from, &to).and_then(|_| {
+            std::fs::set_permissions(
+                &to,
+                std::fs::Permissions::from_mode(meta.permissions().mode()),
+            )
+        })
+    }
+    .with_context(|| format!("cannot copy `{}` into the copy", rel.display()))
 }
 
 /// `git ARGS` in `dir`; its stdout, or an error with what git said.

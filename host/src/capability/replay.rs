@@ -4,12 +4,13 @@
 //! back as it was at the start (only the check sections of a manifest, only
 //! the test parts of a Rust source file), configuration and hooks it added
 //! are left out, tests it added stay; then `verify.sh` runs there as the
-//! gate runs it. The person's tree is only read.
+//! gate runs it. When that fails, the checks as they are now run in the
+//! same copy, as the control. The person's tree is only read.
 
 use super::checks::{self, Content, Found};
 use super::{copy, verify};
 use anyhow::{Context, Result};
-use prove_it_gate::abi::Replay;
+use prove_it_gate::abi::{Replay, VerifyOutcome};
 use std::ffi::OsString;
 use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
@@ -28,6 +29,7 @@ pub fn replay(
     let copy =
         copy::make(root).context("cannot make the throwaway copy to replay the checks in")?;
     let mut restored = Vec::new();
+    let mut undo = Vec::new();
     for f in found {
         let at = copy.root.join(&f.change.path);
         let now = Content::on_disk(&at)?;
@@ -35,13 +37,29 @@ pub fn replay(
         if want != now {
             write(&at, want.as_ref())
                 .with_context(|| format!("cannot put back `{}` in the copy", f.change.path))?;
+            undo.push((at, now));
         }
         restored.extend(said);
     }
     let mut env = env.to_vec();
     env.extend(copy::build_caches(root, cache));
     let run = verify::run_with(&copy.root, timeout, &env);
-    Ok(Replay { run, restored })
+    // Failing, the old checks prove a weakening only if the checks as they
+    // are now pass in the same copy: a copy that lacks what the checks
+    // need fails both.
+    let control = if run.outcome == VerifyOutcome::Passed {
+        None
+    } else {
+        for (at, now) in &undo {
+            write(at, now.as_ref()).context("cannot undo the replay in the copy")?;
+        }
+        Some(verify::run_with(&copy.root, timeout, &env))
+    };
+    Ok(Replay {
+        run,
+        restored,
+        control,
+    })
 }
 
 /// Makes the file at `path` hold `content` (`None`: removes it).

@@ -58,7 +58,11 @@ impl Report {
 /// would really run it. Wiring that would not run fails: the person meant
 /// that host to be gated, and it would not be.
 fn agent_rows(report: &mut Report, root: &Path, loaded: &Loaded) {
-    for (agent, what) in [(Agent::Codex, "codex"), (Agent::Gemini, "gemini")] {
+    for agent in Agent::ALL {
+        if agent == Agent::ClaudeCode {
+            continue;
+        }
+        let what = agent.name();
         let wiring = setup::check(agent, root, loaded);
         match (wiring.file, wiring.problem) {
             (None, _) => report.row(
@@ -71,7 +75,10 @@ fn agent_rows(report: &mut Report, root: &Path, loaded: &Loaded) {
                 ),
             ),
             (Some(file), None) => {
-                report.row(Mark::Ok, what, format!("wired in `{}`", file.display()))
+                report.row(Mark::Ok, what, format!("wired in `{}`", file.display()));
+                if let Some(caveat) = setup::trust_caveat(agent, &file, root, loaded) {
+                    report.row(Mark::Warn, what, caveat);
+                }
             }
             (Some(file), Some(problem)) => report.row(
                 Mark::Fail,

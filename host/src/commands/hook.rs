@@ -4,7 +4,9 @@
 //!
 //! Whatever happens (bad input, git failure, a policy trap, a panic) the
 //! process prints an answer and exits 0: every agent host lets a stop
-//! through, silently, on some other code.
+//! through, silently, on some other code. The one exception is a host that
+//! shows a warning only for exit 2 without blocking on it (Copilot CLI:
+//! [`agent::Adapter::exit_warning`]).
 
 use crate::agent::{self, Agent, HookEvent, Input};
 use crate::capability::{Capabilities, git, ledger, state};
@@ -17,29 +19,40 @@ use prove_it_gate::abi::{Action, Decision, Event, EventKind, Verdict};
 use std::io::{Read, Write};
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::path::{Path, PathBuf};
+use std::process::ExitCode;
 
 /// Largest hook input read; the hosts' are a few KiB.
 const STDIN_BYTES: u64 = 16 << 20;
 
-pub fn execute(agent: Agent, event: HookEvent) -> Result<()> {
+pub fn execute(agent: Agent, event: HookEvent) -> Result<ExitCode> {
+    let loaded = settings::from_env();
+    let agent = agent.running(loaded.under_copilot);
     let adapter = agent.adapter();
-    let answer = match catch_unwind(AssertUnwindSafe(|| handle(agent, event))) {
-        Ok(Ok(None)) => None,
-        Ok(Ok(Some(decision))) => adapter.answer(event, &decision),
-        Ok(Err(error)) => Some(adapter.error_answer(event, &format!("{error:#}"))),
-        Err(panic) => {
-            Some(adapter.error_answer(event, &format!("internal error: {}", panic_text(&*panic))))
-        }
+    let error = |text: String| {
+        Decision::allow_with(agent::error_text(event.kind(), &text))
+            .with_verdict(Verdict::GateError)
     };
-    if let Some(answer) = answer {
+    let decision = match catch_unwind(AssertUnwindSafe(|| handle(agent, event, loaded))) {
+        Ok(Ok(decision)) => decision,
+        Ok(Err(e)) => Some(error(format!("{e:#}"))),
+        Err(panic) => Some(error(format!("internal error: {}", panic_text(&*panic)))),
+    };
+    let Some(decision) = decision else {
+        return Ok(ExitCode::SUCCESS);
+    };
+    if let Some(warning) = adapter.exit_warning(event, &decision) {
+        eprintln!("{}", agent::cap(&warning));
+        return Ok(ExitCode::from(2));
+    }
+    if let Some(answer) = adapter.answer(event, &decision) {
         let mut stdout = std::io::stdout().lock();
         writeln!(stdout, "{answer}").context("cannot write the hook answer")?;
     }
-    Ok(())
+    Ok(ExitCode::SUCCESS)
 }
 
 /// `Ok(None)`: nothing to say (no repository is covered).
-fn handle(agent: Agent, event: HookEvent) -> Result<Option<Decision>> {
+fn handle(agent: Agent, event: HookEvent, mut loaded: Loaded) -> Result<Option<Decision>> {
     agent::check_event(agent, event)?;
     let (adapter, kind) = (agent.adapter(), event.kind());
     let mut stdin = Vec::new();
@@ -53,7 +66,6 @@ fn handle(agent: Agent, event: HookEvent) -> Result<Option<Decision>> {
         None => std::env::current_dir()
             .context("the hook input has no `cwd` and the current directory is unreadable")?,
     };
-    let mut loaded = settings::from_env();
     if matches!(kind, EventKind::SessionStart | EventKind::Stop) {
         loaded.notes.extend(loaded.version_mismatch());
     }
@@ -75,6 +87,12 @@ fn handle(agent: Agent, event: HookEvent) -> Result<Option<Decision>> {
         && is_block_reason(&roots, &input, &loaded)
     {
         // The agent sent back by the gate's own block: the same turn.
+        return Ok(None);
+    }
+    if let Some(key) = &input.once
+        && !first_to_judge(&roots, &input, &loaded, key)
+    {
+        // The host ran the gate's other hook for this same stop.
         return Ok(None);
     }
     loaded.notes.extend(installed);
@@ -110,6 +128,50 @@ fn handle(agent: Agent, event: HookEvent) -> Result<Option<Decision>> {
         )));
     }
     Ok(Some(decision))
+}
+
+/// Whether this hook is the first to judge the stop named `key` (see
+/// [`agent::Input::once`]): it claims the stop with a file of its own,
+/// made only if it is not there. A claim that cannot be made is no reason
+/// to leave a stop unjudged: this hook judges it then.
+fn first_to_judge(roots: &[PathBuf], input: &Input, loaded: &Loaded, key: &str) -> bool {
+    let Some(root) = roots.first() else {
+        return true;
+    };
+    let dirs = loaded.dirs.outside(root, &mut Vec::new());
+    let hash = reason_key(key);
+    let claim = state::session_file(
+        &dirs.state,
+        root,
+        &input.session_id,
+        &format!("stop-{}", &hash[..16]),
+    );
+    let made = claim
+        .parent()
+        .map_or(Ok(()), crate::fs::private_dir)
+        .map_err(|e| std::io::Error::other(format!("{e:#}")))
+        .and_then(|()| {
+            use std::os::unix::fs::OpenOptionsExt;
+            std::fs::OpenOptions::new()
+                .write(true)
+                .create_new(true)
+                .mode(0o600)
+                .open(&claim)
+        });
+    match made {
+        Ok(_) => {
+            // Only the last stop's claim is kept.
+            let last = state::session_file(&dirs.state, root, &input.session_id, "stop-last");
+            if let Ok(previous) = std::fs::read_to_string(&last)
+                && previous != claim.display().to_string()
+            {
+                let _ = std::fs::remove_file(previous);
+            }
+            let _ = crate::fs::write_atomic(&last, claim.display().to_string().as_bytes());
+            true
+        }
+        Err(e) => e.kind() != std::io::ErrorKind::AlreadyExists,
+    }
 }
 
 /// The key under which a block's reason is remembered: only its hash.

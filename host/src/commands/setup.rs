@@ -1,7 +1,8 @@
-//! `prove-it setup codex|gemini [DIR] [--user]`: wire the gate into another
-//! agent host's hook file, merging with the hooks already there, and (for
-//! Codex) trust what it wrote, since Codex skips untrusted hooks without a
-//! word. `prove-it doctor` reads the same files back ([`check`]).
+//! `prove-it setup codex|gemini|copilot|qwen [DIR] [--user]`: wire the gate
+//! into another agent host's hook file, merging with the hooks already
+//! there, and (for Codex) trust what it wrote, since Codex skips untrusted
+//! hooks without a word. `prove-it doctor` reads the same files back
+//! ([`check`]).
 //!
 //! Claude Code needs none of this: its plugin carries its hooks.
 
@@ -31,6 +32,13 @@ fn events(agent: Agent) -> &'static [(HookEvent, u64)] {
             (HookEvent::BeforeAgent, 30),
             (HookEvent::AfterAgent, 3600),
         ],
+        Agent::Copilot => &[
+            (HookEvent::SessionStart, 60),
+            (HookEvent::UserPromptSubmit, 30),
+            (HookEvent::Stop, 3600),
+        ],
+        // Qwen's UserPromptSubmit is not a turn start (qwen.rs).
+        Agent::Qwen => &[(HookEvent::SessionStart, 60), (HookEvent::Stop, 3600)],
         Agent::ClaudeCode => &[],
     }
 }
@@ -51,12 +59,10 @@ fn codex_home(loaded: &Loaded) -> Result<PathBuf> {
         .context("neither CODEX_HOME nor HOME is set, so Codex's config cannot be found")
 }
 
-/// `~/.gemini`.
-fn gemini_home(loaded: &Loaded) -> Result<PathBuf> {
-    loaded
-        .gemini_dir
-        .clone()
-        .context("HOME is not set, so Gemini's config cannot be found")
+/// `~/.gemini`, `~/.copilot`, `~/.qwen`.
+fn home_dir(dir: &Option<PathBuf>, title: &str) -> Result<PathBuf> {
+    dir.clone()
+        .with_context(|| format!("HOME is not set, so {title}'s config cannot be found"))
 }
 
 fn place(agent: Agent, root: Option<&Path>, loaded: &Loaded) -> Result<Place> {
@@ -64,7 +70,20 @@ fn place(agent: Agent, root: Option<&Path>, loaded: &Loaded) -> Result<Place> {
         (Agent::Codex, Some(root)) => (root.join(".codex/hooks.json"), Some(root)),
         (Agent::Codex, None) => (codex_home(loaded)?.join("hooks.json"), None),
         (Agent::Gemini, Some(root)) => (root.join(".gemini/settings.json"), Some(root)),
-        (Agent::Gemini, None) => (gemini_home(loaded)?.join("settings.json"), None),
+        (Agent::Gemini, None) => (
+            home_dir(&loaded.gemini_dir, "Gemini")?.join("settings.json"),
+            None,
+        ),
+        (Agent::Copilot, Some(root)) => (root.join(".github/hooks/prove-it.json"), Some(root)),
+        (Agent::Copilot, None) => (
+            home_dir(&loaded.copilot_dir, "Copilot")?.join("hooks/prove-it.json"),
+            None,
+        ),
+        (Agent::Qwen, Some(root)) => (root.join(".qwen/settings.json"), Some(root)),
+        (Agent::Qwen, None) => (
+            home_dir(&loaded.qwen_dir, "Qwen")?.join("settings.json"),
+            None,
+        ),
         (Agent::ClaudeCode, _) => bail!(
             "Claude Code needs no setup: install the plugin (README.md shows the three lines)"
         ),
@@ -116,6 +135,10 @@ fn hook_entry(agent: Agent, command: &str, event: HookEvent, timeout_secs: u64) 
             "command": command,
             "timeout": timeout_secs * 1000,
         }),
+        // Qwen counts seconds, but reads 1000 and over as milliseconds.
+        Agent::Qwen if timeout_secs >= 1000 => {
+            json!({"type": "command", "command": command, "timeout": timeout_secs * 1000})
+        }
         _ => json!({"type": "command", "command": command, "timeout": timeout_secs}),
     }
 }
@@ -183,6 +206,21 @@ pub fn execute(agent: Agent, dir: &Path, user: bool) -> Result<ExitCode> {
     if agent == Agent::Gemini && place.repo.is_some() {
         println!(
             "  Gemini runs a repository's hooks only in a trusted folder: trust this one when Gemini asks (or set GEMINI_CLI_TRUST_WORKSPACE=true)."
+        );
+    }
+    if agent == Agent::Copilot && place.repo.is_some() {
+        println!(
+            "  Copilot runs a repository's hooks only in a trusted folder: trust this one when Copilot asks; `copilot -p` needs --trust-folder, or COPILOT_ALLOW_ALL=true, or GITHUB_COPILOT_PROMPT_MODE_REPO_HOOKS=true, and skips them silently otherwise (`prove-it setup copilot --user` wires ~/.copilot/hooks, which always run)."
+        );
+    }
+    if agent == Agent::Copilot {
+        println!(
+            "  In `copilot -p` a yield, a skip or a gate error is shown as a hook warning (`! prove-it: ...`); `prove-it status` says every verdict."
+        );
+    }
+    if agent == Agent::Qwen && place.repo.is_some() {
+        println!(
+            "  Qwen runs a repository's hooks unless its folder trust is on and this folder is not trusted (then it skips them silently)."
         );
     }
     println!(
@@ -364,6 +402,25 @@ pub fn check(agent: Agent, root: &Path, loaded: &Loaded) -> Wiring {
     Wiring {
         file: Some(place.file),
         problem,
+    }
+}
+
+/// What may still keep a host from running hooks that are wired and would
+/// run: the trust that Copilot and Qwen ask for, which prove-it cannot
+/// read or set (`None`: nothing known to stand in the way).
+pub fn trust_caveat(agent: Agent, file: &Path, root: &Path, loaded: &Loaded) -> Option<String> {
+    let in_repo = file.starts_with(root);
+    match agent {
+        Agent::Copilot if in_repo && !loaded.copilot_repo_hooks => Some(
+            "untrusted in `copilot -p` unless run with --trust-folder (COPILOT_ALLOW_ALL=true and GITHUB_COPILOT_PROMPT_MODE_REPO_HOOKS=true are not set here): it skips a repository's hooks silently; `prove-it setup copilot --user` wires hooks that always run".to_string(),
+        ),
+        Agent::Qwen if in_repo => {
+            let settings = read_json(&home_dir(&loaded.qwen_dir, "Qwen").ok()?.join("settings.json")).ok()?;
+            (settings["security"]["folderTrust"]["enabled"] == true).then(|| {
+                "Qwen's folder trust is on (~/.qwen/settings.json): it skips this repository's hooks silently unless you trusted this folder".to_string()
+            })
+        }
+        _ => None,
     }
 }
 

@@ -140,7 +140,7 @@ fn run(dir: &Path, json: bool, skip: &[Kind]) -> Result<ExitCode> {
             message.push_str(&format!("\n  | {line}"));
         }
         message.push_str(
-            "\nIf ./verify.sh passes in your own tree, the copy lacks something it needs: ignored files (build output, generated code, .env) are not copied; node_modules, .venv and venv are linked.",
+            "\nIf ./verify.sh passes in your own tree, the copy lacks something it needs: ignored folders (build output, caches) and large ignored files are not copied; node_modules, .venv and venv are linked.",
         );
         if json {
             println!(
