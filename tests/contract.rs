@@ -187,6 +187,36 @@ fn bad_settings_are_reported_and_defaults_apply() {
     assert!(out.message().contains("PROVE_IT_MAX_BLOCKS=lots"), "{out}");
 }
 
+/// A read-only stop concludes what the records already say: it rewrites no
+/// record (issue #24: every stop wrote and renamed two verdict files).
+#[test]
+fn a_stop_that_changes_no_verdict_writes_no_record() {
+    use std::os::unix::fs::MetadataExt;
+    let sb = Sandbox::new();
+    let repo = sb.repo("r");
+    repo.arm_counting();
+    repo.start("s");
+    repo.stop("s", false).assert_quiet();
+    let records = || -> Vec<(String, u64, i64)> {
+        crate::util::files_under(&sb.state_dir())
+            .into_iter()
+            .filter(|f| f.ends_with("verdict.json"))
+            .map(|f| {
+                let meta = std::fs::metadata(sb.state_dir().join(&f)).expect("meta");
+                (f, meta.ino(), meta.mtime_nsec())
+            })
+            .collect()
+    };
+    let before = records();
+    assert_eq!(before.len(), 2, "{before:?}");
+    repo.stop("s", false).assert_quiet();
+    assert_eq!(records(), before, "a read-only stop rewrote a record");
+    // A new verdict is written.
+    repo.write("work.txt", "x");
+    repo.stop("s", false).assert_verified();
+    assert!(records().iter().all(|r| !before.contains(r)));
+}
+
 /// `prove-it status` after each verdict: a script can tell them apart
 /// (`--json`), and only a verified or unchanged tree, still the one
 /// judged, exits 0.

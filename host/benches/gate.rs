@@ -1,9 +1,13 @@
 //! The hook's cost, measured as whole processes: `./bench.sh` (`--quick`
 //! for a small smoke run, as CI does), which runs `cargo bench --bench gate`
 //! on prove-it linked as ./install.sh links it. It builds its own repos,
-//! runs each measurement alternating with its comparison in the same loop,
-//! reports medians, and checks them against the budgets in BENCHMARKS.md.
-//! It is not a test: CI runs it to keep it from rotting, not to judge it.
+//! runs each measurement alternating with its yardsticks in the same loop
+//! (`git status --porcelain -uall`, the repository's own `git status
+//! --porcelain`, `/bin/true`), reports medians, and judges the budgets in
+//! BENCHMARKS.md, which are ratios to those yardsticks: a busy machine
+//! slows both sides alike, so it can neither hide a regression nor fake
+//! one. Absolute figures are shown as information. It is not a test: CI
+//! runs it quick to keep it from rotting, and judges nothing then.
 
 use prove_it_test_support::{Measured as Sample, git, hook_command_line, measure};
 use std::path::{Path, PathBuf};
@@ -86,6 +90,20 @@ impl Bench {
         root
     }
 
+    /// [`Bench::repo`], set up as large-repository users set theirs up
+    /// (`feature.manyFiles`: index v4, the untracked cache, no index
+    /// checksum), with the untracked cache filled by a first `git status`.
+    fn many_files_repo(&self, name: &str, files: usize, folders: usize) -> PathBuf {
+        let root = self.repo(name, files, folders);
+        git(&root, &["config", "feature.manyFiles", "true"]);
+        git(
+            &root,
+            &["update-index", "--index-version", "4", "--untracked-cache"],
+        );
+        git(&root, &["status", "--porcelain"]);
+        root
+    }
+
     fn hook(&self, repo: &Path, event: &str, session: &str, extra: &[(&str, &str)]) -> Sample {
         let mut cmd = Command::new(&*BIN);
         cmd.args(["hook", event]);
@@ -132,6 +150,17 @@ fn git_status(repo: &Path) -> Sample {
     )
 }
 
+/// What the person runs: `git status --porcelain` as the repository's
+/// configuration has it (its untracked cache, fsmonitor, index version).
+fn own_status(repo: &Path) -> Sample {
+    measure(
+        Command::new("git")
+            .args(["status", "--porcelain"])
+            .current_dir(repo),
+        b"",
+    )
+}
+
 fn trivial() -> Sample {
     measure(&mut Command::new("true"), b"")
 }
@@ -166,6 +195,8 @@ fn timing(samples: &[Sample], key: &str) -> f64 {
 struct Report {
     rows: Vec<String>,
     budgets: Vec<String>,
+    /// Whether budgets are judged (not in a quick run).
+    judged: bool,
 }
 
 impl Report {
@@ -173,15 +204,39 @@ impl Report {
         self.rows.push(format!("| {what} | {value} | {compare} |"));
     }
     fn budget(&mut self, what: &str, measured: f64, limit: f64, unit: &str) {
-        let verdict = if measured <= limit {
-            "met".to_string()
-        } else {
-            format!("MISSED by {:.1} {unit}", measured - limit)
+        let verdict = match (self.judged, measured <= limit) {
+            (false, _) => "not judged (quick)".to_string(),
+            (true, true) => "met".to_string(),
+            (true, false) => format!("MISSED by {:.2} {unit}", measured - limit),
         };
         self.budgets.push(format!(
             "| {what} | {measured:.2} {unit} | {limit:.2} {unit} | {verdict} |"
         ));
     }
+}
+
+/// One repository's read-only stops against its yardsticks, alternating.
+struct ReadOnly {
+    stop: Vec<Sample>,
+    status: Vec<Sample>,
+    own: Vec<Sample>,
+    spawn: Vec<Sample>,
+}
+
+fn read_only(b: &Bench, repo: &Path, runs: usize) -> ReadOnly {
+    let mut r = ReadOnly {
+        stop: vec![],
+        status: vec![],
+        own: vec![],
+        spawn: vec![],
+    };
+    for _ in 0..runs {
+        r.stop.push(b.stop(repo, "s"));
+        r.status.push(git_status(repo));
+        r.own.push(own_status(repo));
+        r.spawn.push(trivial());
+    }
+    r
 }
 
 /// `PROVE_IT_BENCH_VERSUS=NAME=PATH,NAME=PATH,...`: instead of the full
@@ -240,6 +295,10 @@ fn main() {
     let quick = std::env::args().any(|a| a == "--quick");
     let runs = if quick { 5 } else { 41 };
     let (large_files, large_folders) = if quick { (2_000, 20) } else { (30_000, 300) };
+    // The largest repositories, plain and as large-repository users set
+    // them up (`feature.manyFiles`: index v4, the untracked cache, no index
+    // checksum); full runs only.
+    let huge_files = if quick { 0 } else { 100_000 };
     let big_bytes: usize = if quick { 5 << 20 } else { 50 << 20 };
     let tmp = tempfile::tempdir().expect("tmp");
     let b = Bench {
@@ -310,66 +369,102 @@ fn main() {
     let mut r = Report {
         rows: Vec::new(),
         budgets: Vec::new(),
+        judged: !quick,
     };
 
-    // Read-only stops, alternating with git status and a trivial process.
-    // One loop per repository: run between 30,000-file walks, a small
-    // repository's stop and status both pay for caches the big walk evicted
-    // (about +0.9 ms for the stop here), which is not the small case.
-    let (mut stop_small, mut status_small, mut spawn) = (vec![], vec![], vec![]);
-    for _ in 0..runs {
-        stop_small.push(b.stop(&small, "s"));
-        status_small.push(git_status(&small));
-        spawn.push(trivial());
+    // Read-only stops, alternating with their yardsticks. One loop per
+    // repository: run between 30,000-file walks, a small repository's stop
+    // and status both pay for caches the big walk evicted (about +0.9 ms
+    // for the stop here), which is not the small case.
+    let small_ro = read_only(&b, &small, runs);
+    let large_ro = read_only(&b, &large, runs);
+    let (stop_small, spawn, stop_large) = (&small_ro.stop, &small_ro.spawn, &large_ro.stop);
+    for (files, ro) in [(200, &small_ro), (large_files, &large_ro)] {
+        r.row(
+            &format!("read-only Stop, {files} files"),
+            format!("{:.2} ms", ms(&ro.stop)),
+            format!(
+                "{:.2}x git status -uall ({:.2} ms), {:.2}x own git status ({:.2} ms), {:.1}x `true` ({:.2} ms)",
+                ms(&ro.stop) / ms(&ro.status),
+                ms(&ro.status),
+                ms(&ro.stop) / ms(&ro.own),
+                ms(&ro.own),
+                ms(&ro.stop) / ms(&ro.spawn),
+                ms(&ro.spawn)
+            ),
+        );
     }
-    let (mut stop_large, mut status_large) = (vec![], vec![]);
-    for _ in 0..runs {
-        stop_large.push(b.stop(&large, "s"));
-        status_large.push(git_status(&large));
+    r.budget(
+        "read-only Stop / git status -uall, 200 files",
+        ms(stop_small) / ms(&small_ro.status),
+        1.25,
+        "x",
+    );
+    r.budget(
+        &format!("read-only Stop / git status -uall, {large_files} files"),
+        ms(stop_large) / ms(&large_ro.status),
+        1.0,
+        "x",
+    );
+    if huge_files > 0 {
+        let huge = b.repo("huge", huge_files, huge_files / 100);
+        let many = b.many_files_repo("huge-many-files", huge_files, huge_files / 100);
+        for repo in [&huge, &many] {
+            b.hook(repo, "session-start", "s", &[]);
+            b.stop(repo, "s");
+        }
+        let huge_ro = read_only(&b, &huge, runs.min(21));
+        let many_ro = read_only(&b, &many, runs.min(21));
+        for (what, ro) in [("", &huge_ro), (", feature.manyFiles", &many_ro)] {
+            r.row(
+                &format!("read-only Stop, {huge_files} files{what}"),
+                format!("{:.2} ms; peak {:.1} MiB", ms(&ro.stop), peak_mib(&ro.stop)),
+                format!(
+                    "{:.2}x git status -uall ({:.2} ms), {:.2}x own git status ({:.2} ms)",
+                    ms(&ro.stop) / ms(&ro.status),
+                    ms(&ro.status),
+                    ms(&ro.stop) / ms(&ro.own),
+                    ms(&ro.own)
+                ),
+            );
+        }
+        r.budget(
+            &format!("read-only Stop / git status -uall, {huge_files} files"),
+            ms(&huge_ro.stop) / ms(&huge_ro.status),
+            1.0,
+            "x",
+        );
+        r.budget(
+            &format!("read-only Stop / own git status, {huge_files} files, feature.manyFiles"),
+            ms(&many_ro.stop) / ms(&many_ro.own),
+            1.0,
+            "x",
+        );
+        r.budget(
+            &format!("peak memory, {huge_files} files"),
+            peak_mib(&huge_ro.stop).max(peak_mib(&many_ro.stop)),
+            64.0,
+            "MiB",
+        );
     }
-    r.row(
-        "read-only Stop, 200 files",
-        format!("{:.2} ms", ms(&stop_small)),
-        format!("git status {:.2} ms", ms(&status_small)),
-    );
-    r.row(
-        &format!("read-only Stop, {large_files} files"),
-        format!("{:.2} ms", ms(&stop_large)),
-        format!("git status {:.2} ms", ms(&status_large)),
-    );
     r.row(
         "spawning `true`",
-        format!("{:.2} ms", ms(&spawn)),
+        format!("{:.2} ms", ms(spawn)),
         String::new(),
     );
     r.row(
         "policy load / run from cache (in the hook)",
         format!(
             "{:.2} ms / {:.2} ms",
-            timing(&stop_small, "load_us"),
-            timing(&stop_small, "policy_us")
+            timing(stop_small, "load_us"),
+            timing(stop_small, "policy_us")
         ),
-        format!("capability calls {:.2} ms", timing(&stop_small, "host_us")),
+        format!("capability calls {:.2} ms", timing(stop_small, "host_us")),
     );
     r.row(
         &format!("peak memory, {large_files} files"),
-        format!("{:.1} MiB", peak_mib(&stop_large)),
+        format!("{:.1} MiB", peak_mib(stop_large)),
         String::new(),
-    );
-    r.budget("read-only Stop, 200 files", ms(&stop_small), 5.0, "ms");
-    r.budget(
-        &format!("read-only Stop / git status, {large_files} files"),
-        ms(&stop_large) / ms(&status_large),
-        1.5,
-        "x",
-    );
-    let load_and_run = timing(&stop_small, "load_us") + timing(&stop_small, "policy_us");
-    r.budget("policy load + run from the cache", load_and_run, 2.0, "ms");
-    r.budget(
-        &format!("peak memory, {large_files} files"),
-        peak_mib(&stop_large),
-        30.0,
-        "MiB",
     );
 
     // The Stop hook's command line from plugin/hooks.json, run by a shell
@@ -431,7 +526,6 @@ fn main() {
             ms(&direct)
         ),
     );
-    r.budget("overhead beyond verify.sh", overhead, 10.0, "ms");
 
     // A passing stop after the session changed a check: `verify.sh` runs,
     // then again in a throwaway copy with the check as it was at the start
@@ -491,16 +585,9 @@ fn main() {
         format!(
             "load {:.1} ms vs {:.2} ms cached",
             timing(&first, "load_us"),
-            timing(&stop_small, "load_us")
+            timing(stop_small, "load_us")
         ),
     );
-    r.budget(
-        "first compile (policy load, cold cache)",
-        timing(&first, "load_us"),
-        300.0,
-        "ms",
-    );
-
     // Big files that have not changed since the last stop.
     let (mut with_untracked, mut with_tracked, mut without) = (vec![], vec![], vec![]);
     for _ in 0..runs {
@@ -526,18 +613,6 @@ fn main() {
             "+{added_tracked:.2} ms; peak {:.1} MiB",
             peak_mib(&with_tracked)
         ),
-    );
-    r.budget(
-        &format!("{mib} MB untracked file, added"),
-        added_untracked,
-        5.0,
-        "ms",
-    );
-    r.budget(
-        &format!("{mib} MB tracked-and-edited file, added"),
-        added_tracked,
-        5.0,
-        "ms",
     );
 
     println!(

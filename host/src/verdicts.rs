@@ -58,15 +58,41 @@ pub fn save(state_dir: &Path, root: &Path, session_id: &str, decision: &Decision
     };
     let bytes = serde_json::to_vec(&record).context("cannot encode the verdict")?;
     let session = session_file(state_dir, root, session_id);
-    // The sessions folder is inside the repository's: one check makes both.
-    if let Some(dir) = session.parent() {
-        private_dir(dir)?;
-    }
+    // A stop that concludes what a record already says (a read-only stop,
+    // a tree verified earlier) leaves that record as it is: a read costs
+    // less than a temp file renamed into place, at every turn end.
+    let said_already = |file: &Path| {
+        std::fs::read(file)
+            .ok()
+            .and_then(|b| serde_json::from_slice::<Record>(&b).ok())
+            .is_some_and(|kept| kept.says_as(&record))
+    };
+    let mut made_dir = false;
     for file in [session, last_file(state_dir, root)] {
+        if said_already(&file) {
+            continue;
+        }
+        // The sessions folder is inside the repository's: one check makes both.
+        if !made_dir && let Some(dir) = file.parent() {
+            private_dir(dir)?;
+            made_dir = true;
+        }
         write_atomic(&file, &bytes)
             .with_context(|| format!("cannot record the verdict in `{}`", file.display()))?;
     }
     Ok(())
+}
+
+impl Record {
+    /// Whether this record says what `other` says (its time aside).
+    fn says_as(&self, other: &Record) -> bool {
+        self.verdict == other.verdict
+            && self.session == other.session
+            && self.repo == other.repo
+            && self.tree == other.tree
+            && self.said == other.said
+            && self.checks == other.checks
+    }
 }
 
 /// The last verdict in the repository at `root`, or of `session` there.
