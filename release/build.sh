@@ -57,10 +57,8 @@ use_zig() {
 }
 
 # The binary users download is stripped: symbols are a third of its size,
-# and a panic is reported as text by the hook, not as a backtrace. It is
-# built with thin LTO (Cargo.toml's release profile leaves it out, for the
-# build time of ./install.sh and of CI's tests).
-export CARGO_PROFILE_RELEASE_STRIP=symbols CARGO_PROFILE_RELEASE_LTO=thin
+# and a panic is reported as text by the hook, not as a backtrace.
+export CARGO_PROFILE_RELEASE_STRIP=symbols
 flags=(--release --locked -p prove-it)
 for target in "${targets[@]}"; do flags+=(--target "$target"); done
 names="prove-it-$version-{$(IFS=,; echo "${targets[*]}")}"
