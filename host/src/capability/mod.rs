@@ -162,7 +162,13 @@ impl Capabilities {
                 "more paths changed than a list is made for (SPEC.md, \"The changed files\"), so the checks were not compared",
             );
         };
-        checks::changes(&self.root, &pinned, base.head.as_deref(), &changed)
+        checks::changes(
+            &self.root,
+            &pinned,
+            base.head.as_deref(),
+            &base.paths,
+            &changed,
+        )
     }
 
     /// `PROVE_IT_BASE` and `PROVE_IT_CHANGED_FILES` for `verify.sh`, when

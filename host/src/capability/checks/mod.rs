@@ -229,10 +229,13 @@ pub struct Found {
 /// What the session changed in its checks: each changed path (from
 /// `changes::changed_since`) that the pinned list names, compared with its
 /// start; and lint suppressions added to the other changed files.
+/// `dirty_at_start` is the start's snapshot: the paths that differed from
+/// HEAD then.
 pub fn changes(
     root: &Path,
     pinned: &Pinned,
     head_at_start: Option<&str>,
+    dirty_at_start: &BTreeMap<String, String>,
     changed: &[String],
 ) -> Result<(Vec<Found>, CheckChanges)> {
     let (list, problems) = List::parse(&pinned.list);
@@ -251,7 +254,30 @@ pub fn changes(
     // (a session that rewrites thousands of files is not read whole).
     let mut code_files = 200;
     for path in changed {
-        let class = list.classify(path);
+        let Some(class) = list.classify(path) else {
+            // Not a check: only the lint suppressions it gained are said,
+            // read from a file of a readable size, against what HEAD held
+            // at the start (a file that already differed then is passed
+            // over: its start is not kept).
+            let small = std::fs::metadata(root.join(path)).is_ok_and(|m| m.len() <= EVIDENCE_BYTES);
+            if code_files == 0 || !small || dirty_at_start.contains_key(path) {
+                continue;
+            }
+            code_files -= 1;
+            let start = match &commit {
+                Some(commit) => commit.file(path)?.map(|(b, x)| Content::new(b, x)),
+                None => None,
+            };
+            if let Some(now) = Content::on_disk(&root.join(path))?
+                && let Some(new) = now.text()
+            {
+                let old = start.as_ref().and_then(Content::text);
+                for line in evidence::of_code(old, new) {
+                    report.code.push(format!("`{path}`: {line}"));
+                }
+            }
+            continue;
+        };
         let start = match pinned.dirty.get(path) {
             Some(kept) => kept.clone(),
             None if pinned.unkept.contains(path) => {
@@ -266,19 +292,6 @@ pub fn changes(
             },
         };
         let now = Content::on_disk(&root.join(path))?;
-        let Some(class) = class else {
-            if let Some(now) = now.as_ref().and_then(Content::text)
-                && now.len() as u64 <= EVIDENCE_BYTES
-                && code_files > 0
-            {
-                code_files -= 1;
-                let old = start.as_ref().and_then(Content::text);
-                for line in evidence::of_code(old, now) {
-                    report.code.push(format!("`{path}`: {line}"));
-                }
-            }
-            continue;
-        };
         if let Some(f) = compare(path, class, start, now) {
             found.push(f);
         }
