@@ -7,7 +7,7 @@
 #                        then the host and every test); every test that needs
 #                        no network and no agent CLI; whitespace.
 #   ./verify.sh --full   the same, plus the slow suite: real Claude Code,
-#                        Codex CLI and Gemini CLI sessions (the plugin
+#                        Codex, Gemini, Copilot and Qwen sessions (the plugin
 #                        downloading its host among them), the release
 #                        archives run here (aarch64 under qemu-user), a
 #                        fresh `policy new` crate build, the soak, the

@@ -121,6 +121,18 @@ fn init_writes_a_verify_sh_that_passes_on_day_one_for_every_stack() {
                 .any(|l| l.starts_with('#') && l.contains(check)),
             "{stack}: no `{check}` offered"
         );
+        // The changed-files example is in the stack's own terms: a Node
+        // project's runs its own test command, never pytest.
+        let example = script
+            .split("A slow check")
+            .nth(1)
+            .unwrap_or_else(|| panic!("{stack}: no changed-files example:\n{script}"));
+        if stack.starts_with("Node") {
+            assert!(
+                example.contains(&format!("\n#   {check}\n")) && !example.contains("pytest"),
+                "{stack}: the example does not run `{check}`:\n{example}"
+            );
+        }
         let mode = std::fs::metadata(repo.path("verify.sh"))
             .expect("meta")
             .permissions()

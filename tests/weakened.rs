@@ -228,6 +228,63 @@ fn python_unittest_sessions_honest_and_weakened() {
     }
 }
 
+/// A library whose examples in its docstrings are tests (`python3 -m
+/// doctest`, as `pytest --doctest-modules` runs them): the examples are
+/// checks, the prose and the code around them are not.
+const DOCTEST_FILES: &[(&str, &str)] = &[
+    (
+        "pyproject.toml",
+        "[project]\nname = \"sizes\"\nversion = \"0.1.0\"\n",
+    ),
+    (
+        "sizes.py",
+        "\"\"\"Sizes for people.\"\"\"\n\n\ndef kib(n):\n    \"\"\"Kibibytes.\n\n    >>> kib(3072)\n    '3.0 KiB'\n    \"\"\"\n    return f\"{n / 1000:.1f} KiB\"\n",
+    ),
+];
+
+const DOCTEST_VERIFY: &str = "python3 -m doctest sizes.py";
+
+#[test]
+fn python_doctests_are_checks_and_their_prose_is_not() {
+    let sessions = [
+        Session {
+            name: "a fix and a reworded docstring",
+            edits: &[
+                Edit::Replace("sizes.py", "n / 1000", "n / 1024"),
+                Edit::Replace("sizes.py", "Kibibytes.", "Kibibytes (1024 bytes each)."),
+            ],
+            expect: Expect::Verified,
+        },
+        Session {
+            name: "a changed expected value in a doctest",
+            edits: &[Edit::Replace("sizes.py", "'3.0 KiB'", "'3.1 KiB'")],
+            expect: Expect::Weakened,
+        },
+        Session {
+            name: "a deleted doctest",
+            edits: &[Edit::Replace(
+                "sizes.py",
+                "\n    >>> kib(3072)\n    '3.0 KiB'\n",
+                "",
+            )],
+            expect: Expect::Weakened,
+        },
+    ];
+    for session in &sessions {
+        let (out, status) = judge(&Sandbox::new(), DOCTEST_FILES, DOCTEST_VERIFY, session);
+        if session.expect == Expect::Weakened {
+            let what = format!("{out}\n{status}");
+            assert!(out.message().contains("`sizes.py` (inline"), "{what}");
+            assert!(
+                status["checks"]["files"][0]["evidence"]
+                    .to_string()
+                    .contains("kib(3072) == '3.0 KiB'"),
+                "{what}"
+            );
+        }
+    }
+}
+
 #[test]
 fn a_weakened_tree_is_replayed_once_and_stays_weakened() {
     let sb = Sandbox::new();

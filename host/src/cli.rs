@@ -34,9 +34,9 @@ fn hook_event(args: &[OsString]) -> Option<(Agent, HookEvent)> {
 /// prove-it: a coding agent may not end its turn until the repository's
 /// `verify.sh` passes.
 ///
-/// Claude Code (through the plugin), Codex CLI and Gemini CLI (through
-/// `prove-it setup`) run `prove-it hook ...` at each turn end; you rarely
-/// run it by hand. Settings are environment variables: PROVE_IT_SKIP,
+/// Claude Code (through the plugin), Codex CLI, Gemini CLI, Copilot CLI
+/// and Qwen Code (through `prove-it setup`) run `prove-it hook ...` at each
+/// turn end; you rarely run it by hand. Settings are environment variables: PROVE_IT_SKIP,
 /// PROVE_IT_MAX_BLOCKS, PROVE_IT_TIMEOUT, PROVE_IT_LEDGER, PROVE_IT_LEDGER_DIR,
 /// PROVE_IT_STATE_DIR, PROVE_IT_CACHE_DIR (see SPEC.md).
 #[derive(Debug, Parser)]

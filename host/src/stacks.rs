@@ -154,7 +154,8 @@ const STACKS: &[Rule] = &[
 /// `[config]` test-runner, linter and type-checker configuration and the
 /// hooks they load, whole files or (`FILE [SECTION]`) the sections of a
 /// file that is also the project's manifest; under `[inline]` source files
-/// whose own test parts are checks. `prove-it init` writes them for the
+/// whose own test parts are checks (Rust test modules and doc tests,
+/// Python doctests). `prove-it init` writes them for the
 /// stacks it finds; without a committed `.prove-it/checks` a session uses
 /// them as they are.
 pub const CHECK_FILES: &[(&str, &str)] = &[
@@ -194,7 +195,8 @@ pub const CHECK_FILES: &[(&str, &str)] = &[
          setup.cfg [tool:pytest]\nsetup.cfg [flake8]\nsetup.cfg [mypy]\n\
          pyproject.toml [tool.pytest]\npyproject.toml [tool.mypy]\npyproject.toml [tool.ruff]\n\
          pyproject.toml [tool.pyright]\npyproject.toml [tool.pylint]\npyproject.toml [tool.coverage]\n\
-         pyproject.toml [tool.black]\npyproject.toml [tool.isort]\npyproject.toml [tool.flake8]\n",
+         pyproject.toml [tool.black]\npyproject.toml [tool.isort]\npyproject.toml [tool.flake8]\n\
+         [inline]\n**/*.py\n",
     ),
     (
         "go",

@@ -179,15 +179,21 @@ pub fn script(found: &[Stack]) -> String {
         }
     }
     text.push_str(CHANGED_FILES_INTRO);
-    let example = found
+    let (stack, example) = found
         .iter()
         .find_map(|stack| {
             CHANGED_FILES_EXAMPLES
                 .iter()
                 .find(|(key, _)| *key == stack.key)
+                .map(|(_, example)| (Some(stack), *example))
         })
-        .map_or(CHANGED_FILES_ANY, |(_, example)| example);
-    text.push_str(example);
+        .unwrap_or((None, CHANGED_FILES_ANY));
+    // The stack's own test command, as suggested above (`npm test`,
+    // `pnpm test`, ...), or Node's own runner.
+    let test = stack
+        .and_then(|stack| stack.checks.iter().find(|check| check.contains("test")))
+        .map_or("node --test", String::as_str);
+    text.push_str(&example.replace("{test}", test));
     text
 }
 
@@ -213,12 +219,10 @@ const CHANGED_FILES_EXAMPLES: &[(&str, &str)] = &[
     ),
     (
         "node",
-        "# the test files the session touched, with Node's own runner:\n\
-# if [ -n \"${PROVE_IT_CHANGED_FILES:-}\" ]; then\n\
-#   grep -E '\\.test\\.(js|mjs|cjs|ts)$' \"$PROVE_IT_CHANGED_FILES\" |\n\
-#     while IFS= read -r file; do [ ! -f \"$file\" ] || node --test \"$file\"; done\n\
-# else\n\
-#   node --test\n\
+        "# the tests, only when the session changed JavaScript or TypeScript:\n\
+# if [ -z \"${PROVE_IT_CHANGED_FILES:-}\" ] ||\n\
+#   grep -qE '\\.(js|mjs|cjs|jsx|ts|mts|cts|tsx)$' \"$PROVE_IT_CHANGED_FILES\"; then\n\
+#   {test}\n\
 # fi\n",
     ),
     (

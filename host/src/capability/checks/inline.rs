@@ -1,5 +1,6 @@
 //! Tests that live in the code's own files: a Rust file's `#[cfg(test)]`
-//! modules and its doc tests (the fenced code in `///` and `//!` comments).
+//! modules and its doc tests (the fenced code in `///` and `//!` comments);
+//! a Python file's doctests are read by [`super::doctest`].
 //! These parts are checks; the rest of the file is code. A replay puts
 //! back only these parts, so an honest fix that edits a function and its
 //! inline test in one file is judged by its old test, not reverted whole.
@@ -22,8 +23,25 @@ struct Part {
     module: bool,
 }
 
-/// The test parts of `src`, as one text: equal texts, equal tests.
-pub fn tests_of(src: &str) -> String {
+/// The test parts of `src`, the text of the file `path`, as one text:
+/// equal texts, equal tests.
+pub fn tests_of(path: &str, src: &str) -> String {
+    if path.ends_with(".py") {
+        return super::doctest::tests_of(src);
+    }
+    rust_tests_of(src)
+}
+
+/// `new` with its test parts as they are in `old` (see [`rust_put_back`]
+/// and [`super::doctest::put_back`]), and what it put back.
+pub fn put_back(path: &str, new: &str, old: &str) -> (String, Vec<String>) {
+    if path.ends_with(".py") {
+        return super::doctest::put_back(new, old);
+    }
+    rust_put_back(new, old)
+}
+
+fn rust_tests_of(src: &str) -> String {
     let mut text = String::new();
     for part in parts(src) {
         if part.module || !part.tests.is_empty() {
@@ -41,7 +59,7 @@ pub fn tests_of(src: &str) -> String {
 /// is added at the end; a doc block goes back above its item when the item
 /// is still there). Parts only `new` has are kept: adding tests never
 /// weakens. Also says what it put back.
-pub fn put_back(new: &str, old: &str) -> (String, Vec<String>) {
+fn rust_put_back(new: &str, old: &str) -> (String, Vec<String>) {
     let now = parts(new);
     let mut edits: Vec<(Range<usize>, String)> = Vec::new();
     let mut appended = String::new();
@@ -386,10 +404,10 @@ mod tests {
                 "/// assert_eq!(calc::add(2, 2), 4);",
                 "/// assert_eq!(calc::add(2, 2), 5);",
             );
-        assert_ne!(tests_of(&new), tests_of(OLD));
-        let (back, said) = put_back(&new, OLD);
+        assert_ne!(rust_tests_of(&new), rust_tests_of(OLD));
+        let (back, said) = rust_put_back(&new, OLD);
         assert!(back.contains("a.wrapping_add(b)"), "{back}");
-        assert_eq!(tests_of(&back), tests_of(OLD), "{back}");
+        assert_eq!(rust_tests_of(&back), rust_tests_of(OLD), "{back}");
         assert_eq!(said.len(), 2, "{said:?}");
     }
 
@@ -400,15 +418,15 @@ mod tests {
             "/// ```\n/// assert_eq!(calc::add(2, 2), 4);\n/// ```\n",
             "",
         );
-        let (back, _) = put_back(&new, OLD);
-        assert_eq!(tests_of(&back), tests_of(OLD), "{back}");
+        let (back, _) = rust_put_back(&new, OLD);
+        assert_eq!(rust_tests_of(&back), rust_tests_of(OLD), "{back}");
     }
 
     #[test]
     fn code_only_changes_leave_the_tests_equal() {
         let new = OLD.replace("a + b\n", "b + a\n");
-        assert_eq!(tests_of(&new), tests_of(OLD));
-        let (back, said) = put_back(&new, OLD);
+        assert_eq!(rust_tests_of(&new), rust_tests_of(OLD));
+        let (back, said) = rust_put_back(&new, OLD);
         assert_eq!(back, new);
         assert!(said.is_empty());
     }

@@ -1,13 +1,14 @@
 //! What counts as a check, and what a session changed in its checks
 //! (SPEC.md, "Weakened checks"). One job a file: [`list`] parses and
-//! matches `.prove-it/checks`, [`sections`] and [`inline`] find the check
-//! parts of manifests and of Rust source, [`evidence`] reads an edit for
+//! matches `.prove-it/checks`, [`sections`], [`inline`] and [`doctest`] find the
+//! check parts of manifests and of Rust and Python source, [`evidence`] reads an edit for
 //! skip markers and the like; this file pins the list at a session's
 //! start and compares the checks with it at a stop.
 //!
 //! It only reads. Putting the old checks back happens in a throwaway copy
 //! (`capability::replay`), never in the person's tree.
 
+mod doctest;
 pub mod evidence;
 mod inline;
 pub mod list;
@@ -375,7 +376,7 @@ fn compare(
             }
         }
         Class::Inline => {
-            let tests = |t: Option<&str>| t.map(inline::tests_of);
+            let tests = |t: Option<&str>| t.map(|t| inline::tests_of(path, t));
             let (a, b) = (tests(old), tests(new));
             if a == b
                 || (a.as_deref().unwrap_or("").is_empty() && b.as_deref().unwrap_or("").is_empty())
@@ -430,7 +431,7 @@ pub fn restored(found: &Found, now: Option<&Content>) -> Result<(Option<Content>
                 (Some(Content::new(text.into_bytes(), exec)), vec![said])
             }
             (Class::Inline, _, Some(new)) if old.is_some() => {
-                let (text, said) = inline::put_back(new, old.unwrap_or(""));
+                let (text, said) = inline::put_back(path, new, old.unwrap_or(""));
                 let said = said.into_iter().map(|s| format!("`{path}`: {s}")).collect();
                 (Some(Content::new(text.into_bytes(), exec)), said)
             }
