@@ -110,8 +110,8 @@ const CHECKS_HEADER: &str = "\
 #
 # [tests]   test files and folders: a test the session adds never weakens
 # [config]  configuration and hooks; `FILE [SECTION]` names one section only
-# [inline]  source files whose own test parts (Rust #[cfg(test)], doc tests)
-#           are checks
+# [inline]  source files whose own test parts are checks (Rust #[cfg(test)]
+#           and doc tests, Python doctests)
 # Patterns are .gitignore's. A leading `!` takes paths out; verify.sh and
 # this file are always checks.
 ";
