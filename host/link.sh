@@ -23,7 +23,7 @@ host_triple=$(rustc -vV | sed -n 's/^host: //p')
 link_mode=dynamic
 link_note=
 target_args=()
-target_root=target
+target_root=${CARGO_TARGET_DIR:-target}
 case "$host_triple" in
   *-linux-gnu*)
     # The C compiler (rustc links with `cc`) prints the archive's full path when it
@@ -32,7 +32,7 @@ case "$host_triple" in
     if [ "${libc_a#/}" != "$libc_a" ] && [ -f "$libc_a" ]; then
       link_mode=static
       target_args=(--target "$host_triple")
-      target_root="target/$host_triple"
+      target_root="${CARGO_TARGET_DIR:-target}/$host_triple"
       # Once: sourced twice (a script run from a shell that sourced it),
       # a repeated flag would be new RUSTFLAGS, and a rebuild of everything.
       case " ${RUSTFLAGS:-} " in
