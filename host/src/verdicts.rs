@@ -84,14 +84,24 @@ pub fn save(state_dir: &Path, root: &Path, session_id: &str, decision: &Decision
 }
 
 impl Record {
-    /// Whether this record says what `other` says (its time aside).
+    /// Whether this record says what `other` says (its time aside). Every
+    /// field is named, so a field added to `Record` must be added here.
     fn says_as(&self, other: &Record) -> bool {
-        self.verdict == other.verdict
-            && self.session == other.session
-            && self.repo == other.repo
-            && self.tree == other.tree
-            && self.said == other.said
-            && self.checks == other.checks
+        let Record {
+            verdict,
+            time: _,
+            session,
+            repo,
+            tree,
+            said,
+            checks,
+        } = self;
+        *verdict == other.verdict
+            && *session == other.session
+            && *repo == other.repo
+            && *tree == other.tree
+            && *said == other.said
+            && *checks == other.checks
     }
 }
 
