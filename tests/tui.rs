@@ -114,8 +114,10 @@ fn the_person_sees_the_block_the_loud_yield_and_the_receipt() {
     tmux.wait_for("accept edits on");
 
     tmux.run(&["send-keys", "-t", "tui", "make the change", "Enter"]);
-    // The block, then, while the next stop runs verify.sh, a queued prompt.
-    tmux.wait_for("Stop hook reported a problem");
+    // While the first stop runs verify.sh, a queued prompt: Claude Code
+    // fires UserPromptSubmit for it at once, naming the running turn, and
+    // the count must go on (the block says it is the last one).
+    tmux.wait_for("All tests pass.");
     tmux.run(&["send-keys", "-t", "tui", "a queued prompt", "Enter"]);
     let screen = tmux.wait_for("Stop says: prove-it: verified: ./verify.sh exit 0");
 

@@ -112,9 +112,10 @@ pub struct Event {
     #[serde(default)]
     pub source: Option<String>,
     /// The turn's name, the same for every retry of one turn: Codex's
-    /// `turn_id`, or one the host gives each turn at its start (`None`
-    /// before any turn start was seen). A stop whose `turn` differs from
-    /// the one the policy saw last is in a new turn.
+    /// `turn_id`, Claude Code's and Qwen's `prompt_id`, or one the host
+    /// gives each turn at its start (`None` before any turn start was
+    /// seen). A stop whose `turn` differs from the one the policy saw last
+    /// is in a new turn; a turn start that names that same turn is not.
     #[serde(default)]
     pub turn: Option<String>,
     /// For `stop`: true unless the host can rule out that this stop follows

@@ -191,7 +191,13 @@ fn session_start(event: &Event, host: &mut impl Host) -> Result<Decision, String
 
 fn turn_start(event: &Event, host: &mut impl Host) -> Result<Decision, String> {
     let (saved, problem) = load(host.session_read()?);
+    // A turn start that names the turn being counted is not a new turn:
+    // Claude Code fires one for a prompt the person queues while a stop
+    // is being decided, with the running turn's id; that prompt's own turn
+    // comes later, under a new id, and its first stop resets the count.
+    let same_turn = event.turn.is_some() && saved.as_ref().is_some_and(|s| s.turn == event.turn);
     if let Some(mut session) = saved
+        && !same_turn
         && (session.attempts != 0 || session.turn != event.turn)
     {
         session.attempts = 0;

@@ -285,6 +285,41 @@ fn a_stop_in_a_new_turn_counts_from_one() {
     assert!(d.reason.expect("a block").contains("attempt 1 of 3"));
 }
 
+/// Claude Code fires a turn start for a prompt the person queues while a
+/// stop is decided, naming the running turn: the count goes on, so the
+/// last block announced is the last one.
+#[test]
+fn a_turn_start_naming_the_running_turn_keeps_the_count() {
+    let mut host = started();
+    host.fingerprint = "bbbb".into();
+    let in_turn = |kind: EventKind, turn: &str| Event {
+        turn: Some(turn.into()),
+        ..if kind == EventKind::Stop {
+            stop(true)
+        } else {
+            event(kind)
+        }
+    };
+    decide(&in_turn(EventKind::TurnStart, "p1"), &mut host);
+    for attempt in 1..=3 {
+        let d = decide(&in_turn(EventKind::Stop, "p1"), &mut host);
+        assert!(
+            d.reason
+                .expect("a block")
+                .contains(&format!("attempt {attempt} of 3"))
+        );
+        decide(&in_turn(EventKind::TurnStart, "p1"), &mut host);
+    }
+    let d = decide(&in_turn(EventKind::Stop, "p1"), &mut host);
+    assert_eq!(d.verdict, Some(Verdict::Yielded));
+    // The queued prompt's own turn, under its own id, is gated anew.
+    let d = decide(&in_turn(EventKind::Stop, "p2"), &mut host);
+    assert!(d.reason.expect("a block").contains("attempt 1 of 3"));
+    // And a turn start naming another turn resets the count.
+    decide(&in_turn(EventKind::TurnStart, "p3"), &mut host);
+    assert_eq!(host.session().attempts, 0);
+}
+
 #[test]
 fn max_blocks_zero_only_warns() {
     let mut host = started();

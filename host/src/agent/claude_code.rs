@@ -18,6 +18,11 @@ pub struct ClaudeCode;
 struct Common {
     session_id: String,
     cwd: Option<PathBuf>,
+    /// UserPromptSubmit and Stop: the prompt this turn answers, the same
+    /// for every retry after a block. A prompt queued while a stop is
+    /// decided fires UserPromptSubmit at once with the running turn's id;
+    /// its own turn later stops under a new id, with no UserPromptSubmit.
+    prompt_id: Option<String>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -51,6 +56,7 @@ impl From<Common> for Input {
         Input {
             session_id: common.session_id,
             cwd: common.cwd,
+            turn: common.prompt_id.filter(|id| !id.is_empty()),
             ..Input::default()
         }
     }
@@ -87,7 +93,8 @@ impl Adapter for ClaudeCode {
                 }
             }
             // Claude Code's UserPromptSubmit fires once per prompt of the
-            // person, never for a retry after a block.
+            // person, never for a retry after a block; for a queued prompt
+            // it fires early, naming the running turn (see `prompt_id`).
             _ => {
                 let e: UserPromptSubmit = read(stdin, event)?;
                 Input {
@@ -189,6 +196,32 @@ mod tests {
             answer(HookEvent::Stop, &d),
             Some(json!({"systemMessage": "receipt"}))
         );
+    }
+
+    #[test]
+    fn the_turn_is_the_prompt_id() {
+        let stop = ClaudeCode
+            .parse(
+                HookEvent::Stop,
+                br#"{"session_id":"s","cwd":"/r","prompt_id":"p-1","stop_hook_active":true}"#,
+            )
+            .expect("parses");
+        assert_eq!(stop.turn.as_deref(), Some("p-1"));
+        let prompt = ClaudeCode
+            .parse(
+                HookEvent::UserPromptSubmit,
+                br#"{"session_id":"s","cwd":"/r","prompt_id":"p-1","prompt":"a queued prompt"}"#,
+            )
+            .expect("parses");
+        assert_eq!(prompt.turn.as_deref(), Some("p-1"));
+        // Without one, the gate names the turn itself.
+        let older = ClaudeCode
+            .parse(
+                HookEvent::Stop,
+                br#"{"session_id":"s","cwd":"/r","prompt_id":""}"#,
+            )
+            .expect("parses");
+        assert_eq!(older.turn, None);
     }
 
     #[test]
