@@ -67,7 +67,9 @@ impl Sandbox {
     pub fn repo(&self, name: &str) -> Repo {
         let root = self.tmp.path().join(name);
         std::fs::create_dir_all(&root).expect("repo dir");
-        git(&root, &["init", "-q", "-b", "main"]);
+        // No template: git's sample hooks are a dozen files per repository,
+        // hundreds of repositories a run, and nothing here reads them.
+        git(&root, &["init", "-q", "--template=", "-b", "main"]);
         let repo = Repo {
             root,
             env: self.env.clone(),
@@ -92,7 +94,7 @@ impl Sandbox {
     pub fn unborn_repo(&self, name: &str) -> Repo {
         let root = self.tmp.path().join(name);
         std::fs::create_dir_all(&root).expect("repo dir");
-        git(&root, &["init", "-q", "-b", "main"]);
+        git(&root, &["init", "-q", "--template=", "-b", "main"]);
         Repo {
             root,
             env: self.env.clone(),
