@@ -131,9 +131,9 @@ pub fn publish(dir: &Path, version: &str, binary: &Path) -> PathBuf {
     std::fs::create_dir_all(&release).expect("release dir");
     std::fs::copy(binary, stage.join(&name).join("prove-it")).expect("copy binary");
     let archive = release.join(format!("{name}.tar.gz"));
-    // gzip -1: the tests' binary is a debug build of over 100 MB, which
-    // the default level takes seconds to compress at every publish; what
-    // is tested (download, checksum, unpack) is the same at any level.
+    // gzip -1: the real binary the tests publish is a debug build of tens
+    // of megabytes, which the default level takes seconds to compress;
+    // what is tested (download, checksum, unpack) is the same at any level.
     let file = std::fs::File::create(&archive).expect("archive");
     let mut tar = Command::new("tar")
         .arg("-cf")
