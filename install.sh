@@ -17,6 +17,15 @@ command -v rustup >/dev/null || die "rustup is missing: prove-it needs it to add
 
 say "adding the wasm32-wasip1 target (the policy is built for it)"
 rustup target add wasm32-wasip1 >/dev/null
+host_triple=$(rustc -vV | sed -n 's/^host: //p')
+case "$host_triple" in
+  x86_64-*-linux-* | aarch64-*-linux-*)
+    # host/link.sh says why: one static file, as a release publishes it.
+    musl="${host_triple%%-*}-unknown-linux-musl"
+    say "adding the $musl target (prove-it is built as one static file)"
+    rustup target add "$musl" >/dev/null || say "could not add $musl; prove-it will be linked dynamically"
+    ;;
+esac
 
 # shellcheck source=host/link.sh
 . host/link.sh

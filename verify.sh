@@ -16,14 +16,15 @@
 #                        stack tools (tests/install-stack-tools.sh: pytest,
 #                        mypy, ruff, tsc, eslint; Go from the system's
 #                        packages) and the release tools. The tests run on
-#                        the release build ./install.sh makes (so CI builds
-#                        it once for both). The Linux release archives are
+#                        the release build ./install.sh makes, which is
+#                        also this machine's release archive (CI builds it
+#                        once for all three). The other CPU's archive is
 #                        built into target/release-archives in the
-#                        background while every other test runs (their log:
-#                        target/release-archives.log), then their own tests
-#                        run; PROVE_IT_RELEASE_DIR names a folder that has
-#                        them (or will: a `.building` file there means wait
-#                        for `.done`). CI runs this (.ci/run).
+#                        background while every other test runs (its log:
+#                        target/release-archives.log), then the archives'
+#                        own tests run; PROVE_IT_RELEASE_DIR names a folder
+#                        that has them (or will: a `.building` file there
+#                        means wait for `.done`). CI runs this (.ci/run).
 #
 # The slow tests are marked `#[ignore = "slow suite: ..."]`; the fast gate
 # counts them on its last line, so none is skipped without a word.
@@ -34,7 +35,7 @@ full=false
 case "${1:-}" in
   "") ;;
   --full) full=true ;;
-  -h | --help) sed -n '2,29p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+  -h | --help) sed -n '2,30p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
   *) printf 'verify.sh: unknown argument `%s`: use --full, or nothing (--help says more)\n' "$1" >&2; exit 2 ;;
 esac
 
@@ -79,17 +80,22 @@ if $full; then
   tests/install-agent-clis.sh
   tests/install-stack-tools.sh
   if [ -z "${PROVE_IT_RELEASE_DIR:-}" ]; then
-    step "release archives (release/build.sh: the Linux binaries users download), in the background: target/release-archives.log"
+    # This machine's own archive is this script's release build, packaged
+    # once the tests have built it; the other CPU's is built beside them.
+    native=${link_target:-x86_64-unknown-linux-musl}
+    case "$native" in
+      x86_64-*) other=aarch64-unknown-linux-musl ;;
+      *) other=x86_64-unknown-linux-musl ;;
+    esac
+    step "the $other release archive (release/build.sh), in the background: target/release-archives.log"
     release/tools.sh
-    # Built as a release builds them (none of host/link.sh's flags), in a
-    # target dir of their own (cargo locks a build dir while it builds),
-    # and niced, so the tests below come first and the archives take the
-    # CPU the tests leave idle.
+    # In a target dir of its own (cargo locks a build dir while it builds),
+    # and niced, so the tests below come first and it takes the CPU the
+    # tests leave idle.
     set -m
     (
-      unset RUSTFLAGS
       export CARGO_TARGET_DIR="$PWD/target/release-build"
-      nice -n 10 release/build.sh x86_64-unknown-linux-musl aarch64-unknown-linux-musl target/release-archives
+      nice -n 10 release/build.sh "$other" target/release-archives
     ) >target/release-archives.log 2>&1 &
     archives=$!
     set +m
@@ -100,7 +106,9 @@ if $full; then
   step "tests (all but the release archives', the slow suite too; on the release build)"
   tests --release -- --include-ignored --skip release:: --skip release_archive::
   if [ -n "$archives" ]; then
-    step "waiting for the release archives"
+    step "the $native release archive (release/build.sh: the tests' release build, packaged)"
+    release/build.sh "$native" target/release-archives
+    step "waiting for the $other release archive"
     if ! wait "$archives"; then
       archives=
       cat target/release-archives.log

@@ -12,13 +12,14 @@
 #
 # Targets:
 #   x86_64-unknown-linux-musl, aarch64-unknown-linux-musl
-#       fully static: one file runs on any Linux. Built from any Linux
-#       machine with cargo-zigbuild and zig (release/tools.sh installs both;
-#       or have them on PATH): zig is the C compiler and linker for every
-#       target, so no cross toolchain is needed. Several of them are built
-#       in one cargo invocation, so its jobserver shares the cores between
-#       them and what runs on the build machine (build scripts, proc
-#       macros) is built once.
+#       fully static: one file runs on any Linux. The target of the build
+#       machine's own CPU is built exactly as ./install.sh builds it
+#       (host/link.sh), so the binary the tests and the benchmark run is
+#       the one published, and CI builds it once. The other is built with
+#       cargo-zigbuild and zig (release/tools.sh installs both; or have
+#       them on PATH): zig is its C compiler and linker, so no cross
+#       toolchain is needed. Both are linked the same way (static, not
+#       position-independent: host/link.sh says why).
 #   x86_64-apple-darwin, aarch64-apple-darwin
 #       built on macOS with its own compiler (either target from either Mac).
 #
@@ -56,26 +57,37 @@ use_zig() {
   fi
 }
 
-# The binary users download is stripped: symbols are a third of its size,
-# and a panic is reported as text by the hook, not as a backtrace.
-export CARGO_PROFILE_RELEASE_STRIP=symbols
-flags=(--release --locked -p prove-it)
-for target in "${targets[@]}"; do flags+=(--target "$target"); done
-names="prove-it-$version-{$(IFS=,; echo "${targets[*]}")}"
+# A release is built from this script alone: no flags from the caller.
+unset RUSTFLAGS
 case "${targets[*]}" in
   *-unknown-linux-musl*-apple-darwin* | *-apple-darwin*-unknown-linux-musl*)
     die "Linux and macOS archives are built on their own machines: one kind of target at a time"
     ;;
 esac
+flags=(--release --locked -p prove-it)
 case "${targets[0]}" in
   *-unknown-linux-musl)
-    use_zig
-    say "building $names with cargo zigbuild"
-    cargo zigbuild "${flags[@]}"
+    # shellcheck source=host/link.sh
+    . host/link.sh
+    others=()
+    for target in "${targets[@]}"; do
+      if [ "$target" = "$link_target" ]; then
+        say "building prove-it-$version-$target as ./install.sh does (host/link.sh)"
+        cargo build "${flags[@]}" --target "$target"
+      else
+        others+=(--target "$target")
+      fi
+    done
+    if [ ${#others[@]} -gt 0 ]; then
+      use_zig
+      say "building ${others[*]} with cargo zigbuild"
+      RUSTFLAGS="-C relocation-model=static" cargo zigbuild "${flags[@]}" "${others[@]}"
+    fi
     ;;
   *-apple-darwin)
     [ "$(uname -s)" = Darwin ] || die "${targets[0]} is built on macOS (the release workflow does); here try: cargo check --target ${targets[0]}"
-    say "building $names"
+    say "building prove-it-$version-{$(IFS=,; echo "${targets[*]}")}"
+    for target in "${targets[@]}"; do flags+=(--target "$target"); done
     cargo build "${flags[@]}"
     ;;
 esac

@@ -46,3 +46,59 @@ fn only_settings_reads_the_environment() {
         offenders.join("\n")
     );
 }
+
+/// host/link.sh builds the musl target with the system C compiler, which
+/// is safe only for C code that uses no C library type (its headers are
+/// glibc's, the library linked is musl). So every crate that can compile C
+/// is named here with the reason its C is safe, and a new one fails this
+/// test until someone has looked at its C.
+#[test]
+fn c_code_for_the_target_is_only_what_link_sh_names() {
+    const KNOWN: &[(&str, &str)] = &[
+        ("blake3", "SIMD kernels: integer and vector types only"),
+        (
+            "wasmtime",
+            "helpers.c: stdbool/stdint/stdlib types, no library call",
+        ),
+        ("wasmtime-internal-fiber", "C only on Windows"),
+        (
+            "wasmtime-internal-jit-debug",
+            "C only with its gdb_jit_int feature, which is off",
+        ),
+    ];
+    let lock = prove_it_test_support::workspace().join("Cargo.lock");
+    let text = std::fs::read_to_string(&lock).expect("Cargo.lock");
+    let doc: toml_edit::DocumentMut = text.parse().expect("Cargo.lock is TOML");
+    let packages = doc["package"]
+        .as_array_of_tables()
+        .expect("[[package]] tables");
+    let compiles_c = |deps: &toml_edit::Array| {
+        deps.iter().any(|d| {
+            let name = d.as_str().unwrap_or("").split(' ').next().unwrap_or("");
+            matches!(name, "cc" | "cmake")
+        })
+    };
+    let mut found: Vec<&str> = packages
+        .iter()
+        .filter(|p| {
+            p.get("dependencies")
+                .and_then(|d| d.as_array())
+                .is_some_and(compiles_c)
+        })
+        .map(|p| p["name"].as_str().expect("name"))
+        .collect();
+    found.sort();
+    found.dedup();
+    assert!(
+        found.contains(&"blake3"),
+        "the check reads Cargo.lock: {found:?}"
+    );
+    let new: Vec<&&str> = found
+        .iter()
+        .filter(|name| !KNOWN.iter().any(|(known, _)| known == *name))
+        .collect();
+    assert!(
+        new.is_empty(),
+        "{new:?} compile C: read their C; if it uses no C library type (struct, errno, stdio), add them to KNOWN with the reason, else give host/link.sh a musl C compiler"
+    );
+}
