@@ -102,7 +102,7 @@ impl Policy {
     }
 
     /// Runs this policy on `event` (see [`runtime::run`]).
-    pub fn run<H: prove_it_gate::abi::Host + Send + 'static>(
+    pub fn run<H: prove_it_gate::abi::Host + runtime::Diagnose + Send + 'static>(
         &self,
         event: &prove_it_gate::abi::Event,
         host: H,

@@ -34,6 +34,8 @@ pub struct Capabilities {
     /// The last `tree_state`'s look at the tree, for the changed-files list
     /// of a `verify.sh` run right after it.
     last_walk: Option<git::Walk>,
+    /// What that look had to do (for `PROVE_IT_TIMINGS`).
+    tree_work: Option<git::Work>,
     /// What the last `verify.sh` run was given, for a replay to get the same.
     run_env: Vec<(&'static str, std::ffi::OsString)>,
     /// The paths the session changed, as that run was told.
@@ -61,6 +63,7 @@ impl Capabilities {
             cache_dir: dirs.cache.clone(),
             handoff: None,
             last_walk: None,
+            tree_work: None,
             run_env: Vec::new(),
             changed: None,
             found: None,
@@ -211,6 +214,19 @@ fn reply<T>(result: anyhow::Result<T>) -> Reply<T> {
     result.map_err(|e| format!("{e:#}"))
 }
 
+impl crate::runtime::Diagnose for Capabilities {
+    /// The tree's last look: files whose content was compared, racily
+    /// clean entries the memo settled, staged changes from the memo.
+    fn diagnostics(&self) -> String {
+        self.tree_work.map_or(String::new(), |w| {
+            format!(
+                r#""tree":{{"compared":{},"settled":{},"staged_from_memo":{}}}"#,
+                w.compared, w.settled, w.staged_from_memo
+            )
+        })
+    }
+}
+
 impl Host for Capabilities {
     fn tree_state(&mut self) -> Reply<TreeState> {
         let walk = match self.handoff.take() {
@@ -226,6 +242,7 @@ impl Host for Capabilities {
             }
         };
         let state = walk.state.clone();
+        self.tree_work = Some(walk.work);
         self.last_walk = Some(walk);
         Ok(state)
     }

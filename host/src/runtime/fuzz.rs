@@ -16,6 +16,8 @@ use std::borrow::Cow;
 /// back into the module's memory at the pointer it gives.
 struct Answers;
 
+impl super::Diagnose for Answers {}
+
 impl Host for Answers {
     fn tree_state(&mut self) -> Reply<TreeState> {
         Ok(TreeState {

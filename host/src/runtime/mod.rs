@@ -65,10 +65,19 @@ pub struct RunOptions<'a> {
     pub timings: bool,
 }
 
+/// What a host may add to the `PROVE_IT_TIMINGS` line: not part of the
+/// ABI, the policy never sees it.
+pub trait Diagnose {
+    /// JSON members (`"name":value`, comma-separated), or nothing.
+    fn diagnostics(&self) -> String {
+        String::new()
+    }
+}
+
 /// Runs the module whose blake3 hash is `hash` on `event` with `host` as
 /// its capabilities. `module` gives its wasm bytes, asked for only when the
 /// compiled form is not in the cache.
-pub fn run<'m, H: Host + Send + 'static>(
+pub fn run<'m, H: Host + Diagnose + Send + 'static>(
     module: impl FnOnce() -> Result<Cow<'m, [u8]>>,
     hash: &str,
     event: &Event,
@@ -122,8 +131,14 @@ pub fn run<'m, H: Host + Send + 'static>(
             .map(|(name, t)| format!(r#"["{name}",{}]"#, t.as_micros()))
             .collect::<Vec<_>>()
             .join(",");
+        let extra = store.data().host.diagnostics();
+        let extra = if extra.is_empty() {
+            extra
+        } else {
+            format!(",{extra}")
+        };
         eprintln!(
-            r#"{{"prove_it_timings":{{"load_us":{},"policy_us":{},"host_us":{},"calls_us":[{calls}],"fuel":{},"peak_kib":{}}}}}"#,
+            r#"{{"prove_it_timings":{{"load_us":{},"policy_us":{},"host_us":{},"calls_us":[{calls}],"fuel":{},"peak_kib":{}{extra}}}}}"#,
             loaded.as_micros(),
             policy.as_micros(),
             host.as_micros(),
@@ -197,6 +212,7 @@ struct Unavailable;
 /// Every capability answers that it is not available (the trait's own
 /// answers): loading a policy to check it runs nothing.
 impl Host for Unavailable {}
+impl Diagnose for Unavailable {}
 
 fn engine() -> Result<Engine> {
     let mut config = Config::new();

@@ -7,17 +7,21 @@
 //! gives the earlier fingerprint.
 
 use super::discover::open;
-use super::memo::{Memo, Staged, StagedKey};
+use super::memo::{Memo, Settled, Staged, StagedKey};
+use crate::fs::Stamp;
 use anyhow::{Context, Result, bail};
 use gix::bstr::{BStr, BString, ByteSlice};
-use gix::status::plumbing::index_as_worktree::traits::{FastEq, SubmoduleStatus};
+use gix::status::plumbing::index_as_worktree::traits::{
+    CompareBlobs, FastEq, ReadData, SubmoduleStatus,
+};
 use gix::status::plumbing::index_as_worktree::{Change, EntryStatus};
 use gix::status::plumbing::index_as_worktree_with_renames::Entry as WorktreeEntry;
 use prove_it_gate::abi::TreeState;
 use std::os::unix::ffi::OsStrExt;
 use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
-use std::sync::atomic::AtomicBool;
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
 /// Index entries from which the directory walk runs in a second thread,
 /// beside the check of tracked files, as `git status` does. A thread costs
@@ -37,6 +41,19 @@ pub struct Walk {
     /// records were more than [`MEMO_RECORDS_MAX`] and taken from the memo,
     /// which keeps only their digest then.
     pub records: Option<Vec<Record>>,
+    /// What the look had to do, and what the memo spared it.
+    pub work: Work,
+}
+
+/// What one look at the tree did (for tests and `PROVE_IT_TIMINGS`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Work {
+    /// Tracked files read to compare their content with the index.
+    pub compared: usize,
+    /// Racily clean entries taken as clean from the memo, unread.
+    pub settled: usize,
+    /// The staged changes came from the memo (no tree was read).
+    pub staged_from_memo: bool,
 }
 
 /// Staged records kept in the memo beside their digest, at most; a list of
@@ -57,10 +74,21 @@ pub fn walk(root: &Path, memo: &mut Memo) -> Result<Walk> {
     // Both the commit and the branch name: switching branches is a change.
     let head_id = head.id().map(|id| id.detach());
     let head_name = head.referent_name().map(|n| n.as_bstr().to_string());
+    // The index file's stat data before it is read: what the memo learns
+    // of its racy entries is kept for exactly this file.
+    let index_stamp = std::fs::symlink_metadata(repo.index_path())
+        .ok()
+        .map(|meta| Stamp::of(&meta));
     let index = read_index(&repo)?;
 
-    let (staged, staged_records) = staged_digest(&repo, head_id, &index, memo)?;
-    let mut unstaged = unstaged_records(&repo, root, &index, memo)?;
+    let index_id = IndexId {
+        stamp: index_stamp,
+        entries: entries_digest(&index),
+    };
+    let mut work = Work::default();
+    let (staged, staged_records) =
+        staged_digest(&repo, head_id, &index, &index_id.entries, memo, &mut work)?;
+    let mut unstaged = unstaged_records(&repo, root, &index, &index_id, memo, &mut work)?;
     unstaged.sort();
 
     let mut hasher = blake3::Hasher::new();
@@ -89,6 +117,7 @@ pub fn walk(root: &Path, memo: &mut Memo) -> Result<Walk> {
             fingerprint: hasher.finalize().to_hex().to_string(),
         },
         records,
+        work,
     })
 }
 
@@ -170,24 +199,27 @@ fn tree_index_records(
 
 /// The digest of every difference between HEAD's tree and the index.
 ///
-/// Remembered by HEAD's commit and the index file's own checksum, which
-/// changes with any change to the index: diffing HEAD's tree means reading
-/// every tree object, the largest part of a stop on a small repository.
+/// Remembered by HEAD's commit and the index's entries ([`StagedKey`]):
+/// diffing HEAD's tree means reading every tree object, the largest part
+/// of a stop on a small repository.
 fn staged_digest(
     repo: &gix::Repository,
     head: Option<gix::ObjectId>,
     index: &gix::index::File,
+    entries: &str,
     memo: &mut Memo,
+    work: &mut Work,
 ) -> Result<(String, Option<Vec<Record>>)> {
-    let key = head.zip(index.checksum()).map(|(commit, index)| StagedKey {
+    let key = head.map(|commit| StagedKey {
         commit: commit.to_string(),
-        index: index.to_string(),
+        entries: entries.to_owned(),
     });
     if let Some(known) = memo
         .staged
         .as_ref()
         .filter(|m| Some(&m.key) == key.as_ref())
     {
+        work.staged_from_memo = true;
         let records = known.records.as_ref().map(|records| {
             records
                 .iter()
@@ -223,25 +255,68 @@ fn staged_digest(
     Ok((digest, Some(records)))
 }
 
+/// The index as read: its file's stat data (taken before it was read) and
+/// the digest of its entries.
+struct IndexId {
+    stamp: Option<Stamp>,
+    entries: String,
+}
+
+/// What the staged changes depend on in the index: every entry's path,
+/// mode, object id and the flags git keeps on disk (stage, intent-to-add,
+/// skip-worktree, assume-valid); not stat data, which `git status`
+/// refreshes.
+fn entries_digest(index: &gix::index::File) -> String {
+    use gix::index::entry::Flags;
+    let kept =
+        Flags::STAGE_MASK | Flags::ASSUME_VALID | Flags::INTENT_TO_ADD | Flags::SKIP_WORKTREE;
+    let mut hasher = blake3::Hasher::new();
+    for entry in index.entries() {
+        hasher.update(entry.path(index));
+        hasher.update(b"\0");
+        hasher.update(&entry.mode.bits().to_le_bytes());
+        hasher.update(&(entry.flags & kept).bits().to_le_bytes());
+        hasher.update(entry.id.as_bytes());
+    }
+    hasher.finalize().to_hex().to_string()
+}
+
 /// Every path where the work tree differs from the index, and every
 /// untracked, not ignored path, each with what is on disk there.
 fn unstaged_records(
     repo: &gix::Repository,
     root: &Path,
     index: &gix::index::File,
+    index_id: &IndexId,
     memo: &mut Memo,
+    work: &mut Work,
 ) -> Result<Vec<(BString, String)>> {
     let two_threads = index.entries().len() >= WALK_THREAD_FROM_ENTRIES;
-    unstaged_records_with(repo, root, index, memo, two_threads)
+    unstaged_records_with(repo, root, index, index_id, memo, work, two_threads)
 }
 
 fn unstaged_records_with(
     repo: &gix::Repository,
     root: &Path,
     index: &gix::index::File,
+    index_id: &IndexId,
     memo: &mut Memo,
+    work: &mut Work,
     two_threads: bool,
 ) -> Result<Vec<(BString, String)>> {
+    let read_at = now_secs();
+    let known = memo
+        .settled
+        .clone()
+        .filter(|s| Some(s.index) == index_id.stamp && s.entries == index_id.entries);
+    let compared = Compared::default();
+    let compare = SettledEq {
+        root,
+        index,
+        known: known.as_ref(),
+        read_at,
+        compared: &compared,
+    };
     let dirwalk = repo
         .dirwalk_options()
         .context("cannot read the configuration")?
@@ -264,7 +339,7 @@ fn unstaged_records_with(
             index,
             None::<&str>,
             &mut collect,
-            FastEq,
+            compare,
             submodules,
             &mut gix::progress::Discard,
             &AtomicBool::new(false),
@@ -281,10 +356,128 @@ fn unstaged_records_with(
     for path in &untracked {
         collect.untracked(path.as_ref());
     }
-    match collect.error {
-        Some(error) => Err(error),
-        None => Ok(collect.records),
+    if let Some(error) = collect.error {
+        return Err(error);
     }
+    let records = collect.records;
+    work.compared = compared.read.load(Ordering::Relaxed);
+    work.settled = compared.skipped.load(Ordering::Relaxed);
+    let mut differ = compared
+        .differ
+        .into_inner()
+        .unwrap_or_else(|p| p.into_inner());
+    differ.sort();
+    // Saved only when it says more than the memo did: a read-only stop on a
+    // tree already settled writes nothing.
+    let learnt = compared.newly_settled.load(Ordering::Relaxed) > 0
+        || known.as_ref().is_some_and(|k| k.differ != differ);
+    if let Some(index) = index_id
+        .stamp
+        .filter(|_| learnt && differ.len() <= SETTLED_DIFFER_MAX)
+    {
+        memo.settled = Some(Settled {
+            index,
+            entries: index_id.entries.clone(),
+            read_at,
+            differ,
+        });
+        memo.changed = true;
+    }
+    Ok(records)
+}
+
+/// Changed racy entries kept in the memo, at most; with more, nothing is
+/// remembered (each is read at every look anyway, to hash it).
+const SETTLED_DIFFER_MAX: usize = 1_000;
+
+/// Seconds since the epoch, by the clock file times are set by.
+fn now_secs() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs() as i64)
+}
+
+/// What the content comparisons of one look found (shared by the status's
+/// threads).
+#[derive(Default)]
+struct Compared {
+    read: AtomicUsize,
+    skipped: AtomicUsize,
+    /// Entries read, found clean, and old enough to be trusted by their
+    /// stat data from now on.
+    newly_settled: AtomicUsize,
+    differ: Mutex<Vec<String>>,
+}
+
+/// gix's content comparison ([`FastEq`]), except for racily clean entries
+/// the memo found clean before ([`Settled`]): those are not read again.
+#[derive(Clone)]
+struct SettledEq<'a> {
+    root: &'a Path,
+    index: &'a gix::index::File,
+    known: Option<&'a Settled>,
+    read_at: i64,
+    compared: &'a Compared,
+}
+
+impl CompareBlobs for SettledEq<'_> {
+    type Output = ();
+
+    fn compare_blobs<'a, 'b>(
+        &mut self,
+        entry: &gix::index::Entry,
+        worktree_blob_size: u64,
+        data: impl ReadData<'a>,
+        buf: &mut Vec<u8>,
+    ) -> gix::error::Result<Option<()>> {
+        let rela_path = entry.path(self.index);
+        let path_str = rela_path.to_str().ok();
+        let mtime = i64::from(entry.stat.mtime.secs);
+        // Comparing every field of the stat data, nanoseconds and change
+        // time included, is what makes "not written since" true: a write
+        // sets both times to now, and the change time cannot be set back.
+        let unchanged_since = || {
+            let path = self.root.join(std::ffi::OsStr::from_bytes(rela_path));
+            std::fs::symlink_metadata(path).is_ok_and(|meta| stat_equals(&meta, &entry.stat))
+        };
+        if let (Some(known), Some(path)) = (self.known, path_str)
+            && mtime + 2 < known.read_at
+            && !known.differ.iter().any(|d| d == path)
+            && unchanged_since()
+        {
+            self.compared.skipped.fetch_add(1, Ordering::Relaxed);
+            return Ok(None);
+        }
+        self.compared.read.fetch_add(1, Ordering::Relaxed);
+        let change = FastEq.compare_blobs(entry, worktree_blob_size, data, buf)?;
+        match (&change, path_str) {
+            (Some(_), Some(path)) => {
+                if let Ok(mut differ) = self.compared.differ.lock() {
+                    differ.push(path.to_owned());
+                }
+            }
+            (None, Some(_)) if mtime + 2 < self.read_at => {
+                self.compared.newly_settled.fetch_add(1, Ordering::Relaxed);
+            }
+            _ => {}
+        }
+        Ok(change)
+    }
+}
+
+/// The file's stat data is the index entry's, field by field, as the index
+/// keeps them (32 bits each).
+fn stat_equals(meta: &std::fs::Metadata, stat: &gix::index::entry::Stat) -> bool {
+    use std::os::unix::fs::MetadataExt;
+    meta.mtime() as u32 == stat.mtime.secs
+        && meta.mtime_nsec() as u32 == stat.mtime.nsecs
+        && meta.ctime() as u32 == stat.ctime.secs
+        && meta.ctime_nsec() as u32 == stat.ctime.nsecs
+        && meta.dev() as u32 == stat.dev
+        && meta.ino() as u32 == stat.ino
+        && meta.uid() == stat.uid
+        && meta.gid() == stat.gid
+        && meta.size() as u32 == stat.size
 }
 
 /// Every untracked, not ignored path: the directory walk alone, on a
@@ -528,8 +721,21 @@ mod tests {
             Default::default(),
         )
         .expect("index");
-        let mut records = unstaged_records_with(&repo, root, &index, &mut Memo::default(), threads)
-            .expect("status");
+        let index_id = IndexId {
+            stamp: None,
+            entries: entries_digest(&index),
+        };
+        let mut work = Work::default();
+        let mut records = unstaged_records_with(
+            &repo,
+            root,
+            &index,
+            &index_id,
+            &mut Memo::default(),
+            &mut work,
+            threads,
+        )
+        .expect("status");
         records.sort();
         records
     }
@@ -595,5 +801,133 @@ mod tests {
                 .any(|p| p.ends_with(".log") || p.starts_with("build")),
             "{paths:?}"
         );
+    }
+
+    fn write(root: &Path, path: &str, text: &str) {
+        let path = root.join(path);
+        std::fs::create_dir_all(path.parent().expect("parent")).expect("mkdir");
+        std::fs::write(path, text).expect("write");
+    }
+
+    /// Sets a file's modification time to `secs` (its change time becomes
+    /// now: nothing can set that back).
+    fn touch(path: &Path, secs: i64) {
+        let out = std::process::Command::new("touch")
+            .arg("-d")
+            .arg(format!("@{secs}"))
+            .arg(path)
+            .output()
+            .expect("touch");
+        assert!(out.status.success(), "{out:?}");
+    }
+
+    /// Through a save and a load, as from one stop to the next.
+    fn next_stop(memo: Memo, dir: &Path) -> Memo {
+        let file = dir.join("memo.json");
+        memo.save(&file).expect("save");
+        Memo::load(&file)
+    }
+
+    /// A fresh commit leaves entries as old as the index ("racy"): their
+    /// content is compared at every look until something rewrites the
+    /// index, which prove-it never does. The memo reads each of them once;
+    /// a file changed under it (same size, its modification time set back)
+    /// is still seen, by its change time.
+    #[test]
+    fn racily_clean_entries_are_read_once_and_a_change_under_them_is_seen() {
+        let tmp = tempfile::tempdir().expect("tmp");
+        let root = &tmp.path().join("repo");
+        git(tmp.path(), &["init", "-q", "-b", "main", "repo"]);
+        let past = now_secs() - 60;
+        for i in 0..20 {
+            let path = format!("d{}/f{i}.txt", i % 3);
+            write(root, &path, &format!("file {i:02}\n"));
+            touch(&root.join(&path), past);
+        }
+        git(root, &["add", "-A"]);
+        git(root, &["commit", "-q", "-m", "base"]);
+        // The index as old as its entries: all twenty are racy.
+        touch(&root.join(".git/index"), past);
+
+        let mut memo = Memo::default();
+        let first = walk(root, &mut memo).expect("first look");
+        assert_eq!((first.work.compared, first.work.settled), (20, 0));
+        let mut memo = next_stop(memo, tmp.path());
+        let second = walk(root, &mut memo).expect("second look");
+        assert_eq!((second.work.compared, second.work.settled), (0, 20));
+        assert_eq!(second.state, first.state);
+
+        // Same size, same modification time: only the change time tells.
+        std::fs::write(root.join("d1/f4.txt"), "FILE 04\n").expect("edit");
+        touch(&root.join("d1/f4.txt"), past);
+        let mut memo = next_stop(memo, tmp.path());
+        let third = walk(root, &mut memo).expect("third look");
+        assert_ne!(
+            third.state, first.state,
+            "the change under the memo was missed"
+        );
+        assert_eq!((third.work.compared, third.work.settled), (1, 19));
+        let changed: Vec<String> = third
+            .records
+            .expect("records")
+            .iter()
+            .map(|(path, _)| path.to_string())
+            .collect();
+        assert_eq!(changed, ["d1/f4.txt"]);
+
+        // And back: the same content as the index again.
+        std::fs::write(root.join("d1/f4.txt"), "file 04\n").expect("revert");
+        let mut memo = next_stop(memo, tmp.path());
+        let fourth = walk(root, &mut memo).expect("fourth look");
+        assert_eq!(fourth.state, first.state);
+    }
+
+    /// The staged changes are remembered by HEAD and the index's entries:
+    /// kept when `index.skipHash` leaves the index without a checksum and
+    /// when `git status` rewrites the index with new stat data; recomputed
+    /// when a new version of a file is staged.
+    #[test]
+    fn the_staged_memo_survives_skip_hash_and_git_status_but_not_a_new_stage() {
+        for skip_hash in [true, false] {
+            let tmp = tempfile::tempdir().expect("tmp");
+            let root = &tmp.path().join("repo");
+            git(tmp.path(), &["init", "-q", "-b", "main", "repo"]);
+            git(root, &["config", "index.skipHash", &skip_hash.to_string()]);
+            for i in 0..10 {
+                write(root, &format!("f{i}.txt"), &format!("{i}\n"));
+            }
+            git(root, &["add", "-A"]);
+            git(root, &["commit", "-q", "-m", "base"]);
+            write(root, "f1.txt", "staged\n");
+            git(root, &["add", "f1.txt"]);
+
+            let mut memo = Memo::default();
+            let first = walk(root, &mut memo).expect("first look");
+            assert!(!first.work.staged_from_memo);
+            let mut memo = next_stop(memo, tmp.path());
+            let second = walk(root, &mut memo).expect("second look");
+            assert!(second.work.staged_from_memo, "skipHash={skip_hash}");
+            assert_eq!(second.state, first.state);
+
+            // New stat data for an unchanged file: `git status` refreshes
+            // the index and writes it again.
+            let index = std::fs::read(root.join(".git/index")).expect("index");
+            touch(&root.join("f2.txt"), now_secs() - 30);
+            git(root, &["status", "--porcelain"]);
+            let rewritten = std::fs::read(root.join(".git/index")).expect("index");
+            assert_ne!(index, rewritten, "git status did not rewrite the index");
+            let mut memo = next_stop(memo, tmp.path());
+            let third = walk(root, &mut memo).expect("third look");
+            assert!(third.work.staged_from_memo, "skipHash={skip_hash}");
+            assert_eq!(third.state, first.state);
+
+            // Another version staged: the memo must not answer for it.
+            write(root, "f1.txt", "staged again\n");
+            git(root, &["add", "f1.txt"]);
+            let mut memo = next_stop(memo, tmp.path());
+            let fourth = walk(root, &mut memo).expect("fourth look");
+            assert!(!fourth.work.staged_from_memo, "skipHash={skip_hash}");
+            assert_ne!(fourth.state, first.state, "a new stage was missed");
+        }
     }
 }

@@ -8,22 +8,53 @@ use std::path::{Path, PathBuf};
 
 /// What one stop leaves for the next in this work tree: big files'
 /// content hashes (by their stat data: an unchanged 50 MB file is not read
-/// again) and the staged-changes digest (by HEAD and the index checksum).
+/// again), the staged-changes digest (by HEAD and the index's entries) and
+/// which racily clean entries were found clean by their content.
 #[derive(Default, serde::Serialize, serde::Deserialize)]
 pub struct Memo {
     files: std::collections::HashMap<PathBuf, StampedHash>,
     pub(super) staged: Option<Staged>,
+    #[serde(default)]
+    pub(super) settled: Option<Settled>,
     #[serde(skip)]
     used: std::collections::HashMap<PathBuf, StampedHash>,
     #[serde(skip)]
     pub(super) changed: bool,
 }
 
-/// What the staged-changes digest was computed for.
+/// What the staged-changes digest was computed for: HEAD's commit and a
+/// digest of every index entry's path, mode, object id and flags. Not the
+/// index file's checksum: `index.skipHash` (set by `feature.manyFiles`)
+/// leaves it out, and `git status` rewrites the file with new stat data
+/// and so a new checksum, while the staged changes stay the same.
 #[derive(PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub(super) struct StagedKey {
     pub(super) commit: String,
-    pub(super) index: String,
+    pub(super) entries: String,
+}
+
+/// Racily clean entries found clean by reading them. An index entry whose
+/// modification time is not older than the index file itself is "racy":
+/// its file may have changed within the same tick without its stat data
+/// changing, so its content is compared at every look, until something
+/// rewrites the index (`git status` does; prove-it never writes the
+/// index). After a commit that can be every file. Remembered here
+/// instead: an entry of this same index file whose file was last modified
+/// more than two seconds before `read_at`, and whose stat data still
+/// equals the entry's in every field, was clean at `read_at` and has not
+/// been written since (a write after it would have changed its
+/// modification or change time), unless it is in `differ`.
+#[derive(Clone, serde::Serialize, serde::Deserialize)]
+pub(super) struct Settled {
+    /// The index file, by its stat data, and its entries' digest (as in
+    /// [`StagedKey`]): a rewritten index starts over.
+    pub(super) index: Stamp,
+    pub(super) entries: String,
+    /// When the entries were compared (seconds since the epoch, taken
+    /// before the look began).
+    pub(super) read_at: i64,
+    /// Entries compared and found changed: never taken as clean.
+    pub(super) differ: Vec<String>,
 }
 
 #[derive(serde::Serialize, serde::Deserialize)]
@@ -57,6 +88,7 @@ impl Memo {
         let kept = Memo {
             files: self.used,
             staged: self.staged,
+            settled: self.settled,
             ..Memo::default()
         };
         write_atomic(path, &serde_json::to_vec(&kept)?)

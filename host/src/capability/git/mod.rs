@@ -12,5 +12,5 @@ mod memo;
 
 pub use blob::{Commit, file_at};
 pub use discover::discover;
-pub use fingerprint::{Walk, tracked_paths, tree_state, walk};
+pub use fingerprint::{Walk, Work, tracked_paths, tree_state, walk};
 pub use memo::Memo;
