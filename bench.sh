@@ -4,6 +4,8 @@
 #
 #   ./bench.sh            the full run (a few minutes once built)
 #   ./bench.sh --quick    a small smoke run (what CI does)
+#   ./bench.sh --scale    the scale table, 1,000 to 300,000 files (long;
+#                         --scale=1000,30000 measures just those sizes)
 set -euo pipefail
 cd "$(dirname "$0")"
 # shellcheck source=host/link.sh

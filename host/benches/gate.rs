@@ -292,6 +292,87 @@ fn versus(spec: &str, b: &Bench, runs: usize, small: &Path, large: &Path) {
     }
 }
 
+/// The sizes `--scale` measures (files per repository).
+const SCALE_SIZES: [usize; 5] = [1_000, 10_000, 30_000, 100_000, 300_000];
+
+fn parse_sizes(list: &str) -> Vec<usize> {
+    list.split(',')
+        .map(|n| {
+            n.trim()
+                .replace('_', "")
+                .parse()
+                .expect("--scale=N,N,...: numbers of files")
+        })
+        .collect()
+}
+
+/// `--scale`: the scale table (BENCHMARKS.md). For each size, a plain
+/// repository and one with `feature.manyFiles`: the read-only stop,
+/// SessionStart, and a stop that runs `verify.sh` (`exit 0`; its overhead
+/// beyond running it), each against both yardsticks in the same loop, and
+/// the peak memory of any of them. Fewer runs as repositories grow: 41 up
+/// to 10,000 files, 21 up to 30,000, 11 beyond.
+fn scale(b: &Bench, sizes: &[usize]) {
+    println!(
+        "| files | kind | read-only Stop | SessionStart | Stop running verify.sh: overhead | git status -uall / own | peak memory |\n|---|---|---|---|---|---|---|"
+    );
+    for &files in sizes {
+        let runs = match files {
+            0..=10_000 => 41,
+            10_001..=30_000 => 21,
+            _ => 11,
+        };
+        for many in [false, true] {
+            let name = format!("scale-{files}{}", if many { "-many" } else { "" });
+            eprintln!("building {name}...");
+            let repo = if many {
+                b.many_files_repo(&name, files, (files / 100).max(1))
+            } else {
+                b.repo(&name, files, (files / 100).max(1))
+            };
+            b.hook(&repo, "session-start", "s", &[]);
+            b.stop(&repo, "s");
+            let ReadOnly {
+                stop: read_only_stops,
+                mut status,
+                mut own,
+                ..
+            } = read_only(b, &repo, runs);
+            let (mut starts, mut verifying, mut direct) = (vec![], vec![], vec![]);
+            for i in 0..runs {
+                starts.push(b.hook(&repo, "session-start", &format!("new{i}"), &[]));
+                std::fs::write(repo.join("change.txt"), format!("work {i}")).expect("write");
+                verifying.push(b.stop(&repo, "s"));
+                direct.push(measure(
+                    Command::new(repo.join("verify.sh")).current_dir(&repo),
+                    b"",
+                ));
+                status.push(git_status(&repo));
+                own.push(own_status(&repo));
+            }
+            let (status, own) = (ms(&status), ms(&own));
+            let against = |t: f64| format!("{t:.1} ms ({:.2}x / {:.2}x)", t / status, t / own);
+            let overhead = ms(&verifying) - ms(&direct);
+            let peak = [&read_only_stops, &starts, &verifying]
+                .iter()
+                .map(|s| peak_mib(s))
+                .fold(0.0, f64::max);
+            println!(
+                "| {files} | {} | {} | {} | {} | {status:.1} / {own:.1} ms | {peak:.1} MiB |",
+                if many { "feature.manyFiles" } else { "plain" },
+                against(ms(&read_only_stops)),
+                against(ms(&starts)),
+                against(overhead),
+            );
+            // Hundreds of thousands of files: not kept for the next size.
+            let _ = std::fs::remove_dir_all(&repo);
+        }
+    }
+    println!(
+        "\nEach time: median, and its ratio to `git status --porcelain -uall` / to the repository's own `git status --porcelain`, both run in the same loop."
+    );
+}
+
 fn main() {
     let quick = std::env::args().any(|a| a == "--quick");
     let runs = if quick { 5 } else { 41 };
@@ -317,6 +398,14 @@ fn main() {
             ("HOME".into(), tmp.path().display().to_string()),
         ],
     };
+    if let Some(sizes) = std::env::args().find_map(|a| {
+        (a == "--scale")
+            .then(|| SCALE_SIZES.to_vec())
+            .or_else(|| a.strip_prefix("--scale=").map(parse_sizes))
+    }) {
+        scale(&b, &sizes);
+        return;
+    }
     eprintln!(
         "building repos ({} runs each{})...",
         runs,
