@@ -48,7 +48,8 @@ pub struct Walk {
 /// What one look at the tree did (for tests and `PROVE_IT_TIMINGS`).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Work {
-    /// Tracked files read to compare their content with the index.
+    /// Tracked files compared with the index beyond their stat data (read,
+    /// unless their size already differed).
     pub compared: usize,
     /// Racily clean entries taken as clean from the memo, unread.
     pub settled: usize,
