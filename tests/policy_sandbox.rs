@@ -426,20 +426,28 @@ fn cache_entries(dir: &Path) -> Vec<PathBuf> {
         .collect()
 }
 
-/// A stop in a fresh repo with its own cache dir (so the cache starts empty).
+/// A stop in a fresh repo with the cache dir `cache`, under a small custom
+/// policy that blocks: the cache treats every module alike, and compiling
+/// this one takes milliseconds where the default policy takes half a second
+/// of both cores. The session starts with the shared cache (a session start
+/// runs the default policy too), so the stop's is the only module `cache`
+/// gets.
 fn stop_with_cache(cache: &Path) -> crate::util::Outcome {
-    let mut sb = Sandbox::new();
-    sb.set("PROVE_IT_CACHE_DIR", cache.to_str().expect("utf-8"));
-    let repo = gated_repo(&sb);
-    repo.start("s");
-    repo.write("broken", "x");
+    let (_sb, mut repo) = session_under(&with_reason(CACHED_SAYS), "broken");
+    repo.env.insert(
+        "PROVE_IT_CACHE_DIR".into(),
+        cache.to_str().expect("utf-8").into(),
+    );
     repo.stop("s", false)
 }
+
+/// What the policy [`stop_with_cache`] runs under says.
+const CACHED_SAYS: &str = "the cached policy says no";
 
 #[test]
 fn the_module_cache_survives_a_truncated_or_damaged_entry() {
     let cache = tempfile::tempdir().expect("tmp");
-    stop_with_cache(cache.path()).assert_blocked_with("1 failed");
+    stop_with_cache(cache.path()).assert_blocked_with(CACHED_SAYS);
     let entries = cache_entries(cache.path());
     assert_eq!(entries.len(), 1, "one compiled entry");
     let entry = &entries[0];
@@ -447,7 +455,7 @@ fn the_module_cache_survives_a_truncated_or_damaged_entry() {
 
     // Truncated.
     std::fs::write(entry, &whole[..whole.len() / 2]).expect("truncate");
-    stop_with_cache(cache.path()).assert_blocked_with("1 failed");
+    stop_with_cache(cache.path()).assert_blocked_with(CACHED_SAYS);
     assert_eq!(
         std::fs::read(entry).expect("read").len(),
         whole.len(),
@@ -459,7 +467,7 @@ fn the_module_cache_survives_a_truncated_or_damaged_entry() {
     let middle = damaged.len() / 2;
     damaged[middle] ^= 0xff;
     std::fs::write(entry, &damaged).expect("damage");
-    stop_with_cache(cache.path()).assert_blocked_with("1 failed");
+    stop_with_cache(cache.path()).assert_blocked_with(CACHED_SAYS);
     assert_eq!(
         std::fs::read(entry).expect("read"),
         whole,
@@ -477,8 +485,8 @@ fn two_processes_filling_the_cache_at_once_both_work() {
             let b = s.spawn(|| stop_with_cache(cache.path()));
             (a.join().expect("a"), b.join().expect("b"))
         });
-        a.assert_blocked_with("1 failed");
-        b.assert_blocked_with("1 failed");
+        a.assert_blocked_with(CACHED_SAYS);
+        b.assert_blocked_with(CACHED_SAYS);
     }
     let leftovers: Vec<String> = files_under(cache.path())
         .into_iter()

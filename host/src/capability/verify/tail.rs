@@ -19,7 +19,17 @@ pub struct Tail {
 }
 
 impl Tail {
-    pub fn push(&mut self, bytes: &[u8]) {
+    pub fn push(&mut self, mut bytes: &[u8]) {
+        // Lines that the last TAIL_LINES lines of this read replace are
+        // never kept, so they are not rendered either: a verify.sh that
+        // prints 50 MB costs one backward scan per read, not a UTF-8
+        // decode per line.
+        if let Some(start) = start_of_last_lines(bytes) {
+            self.lines.clear();
+            self.current.clear();
+            self.current_cut = false;
+            bytes = &bytes[start..];
+        }
         for chunk in bytes.split_inclusive(|b| *b == b'\n') {
             let (body, ends) = match chunk.strip_suffix(b"\n") {
                 Some(body) => (body, true),
@@ -75,9 +85,54 @@ impl Tail {
     }
 }
 
+/// Where the last [`TAIL_LINES`] complete lines of `bytes` start, when
+/// `bytes` holds more than that many line ends: everything before is
+/// replaced by what follows (and so is any earlier output).
+fn start_of_last_lines(bytes: &[u8]) -> Option<usize> {
+    let mut ends = 0;
+    let mut end = bytes.len();
+    while let Some(at) = bytes[..end].iter().rposition(|b| *b == b'\n') {
+        ends += 1;
+        if ends > TAIL_LINES {
+            return Some(at + 1);
+        }
+        end = at;
+    }
+    None
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The fast path (a read with more line ends than are kept) gives what
+    /// pushing the same bytes a line at a time gives, whatever the reads'
+    /// sizes.
+    #[test]
+    fn reads_of_any_size_keep_the_same_lines() {
+        let mut text = Vec::new();
+        for i in 0..500 {
+            text.extend_from_slice(format!("line {i}{}\n", "é".repeat(i % 7)).as_bytes());
+            if i % 50 == 0 {
+                text.extend_from_slice(b"progress 10%\rprogress 100%\n");
+            }
+        }
+        text.extend_from_slice(b"no line end");
+        let mut slow = Tail::default();
+        for line in text.split_inclusive(|b| *b == b'\n') {
+            slow.push(line);
+        }
+        slow.finish();
+        for size in [1, 7, 64, 1000, 4096, text.len()] {
+            let mut fast = Tail::default();
+            for chunk in text.chunks(size) {
+                fast.push(chunk);
+            }
+            fast.finish();
+            assert_eq!(fast.lines(), slow.lines(), "reads of {size} bytes");
+        }
+        assert_eq!(slow.lines().last().map(String::as_str), Some("no line end"));
+    }
 
     #[test]
     fn keeps_the_last_lines_of_many() {
