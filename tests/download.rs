@@ -163,6 +163,21 @@ pub fn publish(dir: &Path, version: &str, binary: &Path) -> PathBuf {
     archive
 }
 
+/// A copy of `binary` without its line tables: the same program, half the
+/// bytes to compress, check and unpack (a debug build's tables are tens of
+/// megabytes). The binary itself where `strip` is missing or fails.
+fn without_debug_info(sb: &Sandbox, binary: &Path) -> PathBuf {
+    let copy = sb.tmp.path().join("prove-it-stripped");
+    let stripped = Command::new("strip")
+        .arg("--strip-debug")
+        .arg("-o")
+        .arg(&copy)
+        .arg(binary)
+        .status()
+        .is_ok_and(|s| s.success());
+    if stripped { copy } else { binary.to_path_buf() }
+}
+
 fn run_ok(cmd: &mut Command) -> String {
     let out = cmd.output().expect("runs");
     assert!(out.status.success(), "{cmd:?}: {out:?}");
@@ -310,7 +325,7 @@ fn stop_input(repo: &Path) -> String {
 fn the_first_session_downloads_checks_and_is_gated() {
     let sb = Sandbox::new();
     let site = sb.tmp.path().join("site");
-    publish(&site, VERSION, Path::new(BIN));
+    publish(&site, VERSION, &without_debug_info(&sb, Path::new(BIN)));
     let server = FileServer::start(&site, Duration::ZERO);
     let root = plugin_at(&sb, VERSION);
     let data = sb.tmp.path().join("data");

@@ -9,10 +9,16 @@ use std::process::{Command, ExitStatus, Stdio};
 use std::time::{Duration, Instant};
 
 /// Pinned git environment: no system or user config, fixed identity and
-/// dates, so every test repository is the same on every machine.
+/// dates, so every test repository is the same on every machine. No
+/// automatic maintenance: every commit would otherwise start a `git
+/// maintenance run --auto` of its own (hundreds a test run) that finds
+/// nothing to do in a repository of a few files.
 pub fn git_env(cmd: &mut Command) -> &mut Command {
     cmd.env("GIT_CONFIG_NOSYSTEM", "1")
         .env("GIT_CONFIG_GLOBAL", "/dev/null")
+        .env("GIT_CONFIG_COUNT", "1")
+        .env("GIT_CONFIG_KEY_0", "maintenance.auto")
+        .env("GIT_CONFIG_VALUE_0", "false")
         .env("GIT_AUTHOR_NAME", "Test")
         .env("GIT_AUTHOR_EMAIL", "test@example.invalid")
         .env("GIT_COMMITTER_NAME", "Test")
