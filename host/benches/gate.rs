@@ -242,48 +242,61 @@ fn read_only(b: &Bench, repo: &Path, runs: usize) -> ReadOnly {
 /// `PROVE_IT_BENCH_VERSUS=NAME=PATH,NAME=PATH,...`: instead of the full
 /// run, the figures that depend on how a binary is built (start and
 /// policy load, first compile, peak memory) for each binary, alternating
-/// between them in the same loops, so a noisy machine shifts them alike.
+/// between them and `git status` in the same loops, so a noisy machine
+/// shifts them alike. Each binary has a state dir of its own: two builds
+/// whose memo formats differ would otherwise throw each other's away.
 fn versus(spec: &str, b: &Bench, runs: usize, small: &Path, large: &Path) {
     let bins: Vec<(&str, &str)> = spec
         .split(',')
         .map(|pair| pair.split_once('=').expect("NAME=PATH"))
         .collect();
-    let stop = |bin: &str, repo: &Path, extra: &[(&str, &str)]| {
-        let mut cmd = Command::new(bin);
-        cmd.args(["hook", "stop"]);
-        b.run_hook(repo, "s", &mut cmd, extra)
+    let states: Vec<String> = (0..bins.len())
+        .map(|j| b.tmp.join(format!("state-{j}")).display().to_string())
+        .collect();
+    let hook = |j: usize, event: &str, repo: &Path, extra: &[(&str, &str)]| {
+        let mut cmd = Command::new(bins[j].1);
+        cmd.args(["hook", event]);
+        let mut env = vec![("PROVE_IT_STATE_DIR", states[j].as_str())];
+        env.extend_from_slice(extra);
+        b.run_hook(repo, "s", &mut cmd, &env)
     };
-    for (_, bin) in &bins {
+    for j in 0..bins.len() {
         for repo in [small, large] {
-            let mut cmd = Command::new(bin);
-            cmd.args(["hook", "session-start"]);
-            b.run_hook(repo, "s", &mut cmd, &[]);
-            stop(bin, repo, &[]);
+            hook(j, "session-start", repo, &[]);
+            hook(j, "stop", repo, &[]);
         }
     }
     let empty = || -> Vec<Vec<Sample>> { bins.iter().map(|_| Vec::new()).collect() };
     let (mut small_stops, mut large_stops, mut first) = (empty(), empty(), empty());
+    let (mut small_status, mut large_status) = (Vec::new(), Vec::new());
     let large_name = large.file_name().map_or("".into(), |n| n.to_string_lossy());
     for i in 0..runs {
-        for (j, (_, bin)) in bins.iter().enumerate() {
-            small_stops[j].push(stop(bin, small, &[]));
-            large_stops[j].push(stop(bin, large, &[]));
+        small_status.push(git_status(small));
+        large_status.push(git_status(large));
+        for j in 0..bins.len() {
+            small_stops[j].push(hook(j, "stop", small, &[]));
+            large_stops[j].push(hook(j, "stop", large, &[]));
             if i < 7 {
                 let cache = b.tmp.join(format!("cold-{j}-{i}"));
                 let cache = cache.to_str().expect("utf-8");
-                first[j].push(stop(bin, small, &[("PROVE_IT_CACHE_DIR", cache)]));
+                first[j].push(hook(j, "stop", small, &[("PROVE_IT_CACHE_DIR", cache)]));
             }
         }
     }
+    let (small_git, large_git) = (ms(&small_status), ms(&large_status));
+    println!(
+        "`git status --porcelain -uall` in the same loop: {small_git:.2} ms (200 files), {large_git:.1} ms ({large_name})\n"
+    );
     println!(
         "| binary (median of {runs}; first compile of 7) | read-only Stop, 200 files | read-only Stop, {large_name} | policy load from cache | first compile | peak memory, {large_name} | |\n|---|---|---|---|---|---|---|",
     );
     for (j, (name, bin)) in bins.iter().enumerate() {
         let size = std::fs::metadata(bin).map_or(0, |m| m.len()) as f64 / 1e6;
+        let (small_ms, large_ms) = (ms(&small_stops[j]), ms(&large_stops[j]));
         println!(
-            "| {name} | {:.2} ms | {:.1} ms | {:.2} ms | {:.1} ms | {:.1} MiB | {size:.1} MB, {} |",
-            ms(&small_stops[j]),
-            ms(&large_stops[j]),
+            "| {name} | {small_ms:.2} ms ({:.2}x) | {large_ms:.1} ms ({:.2}x) | {:.2} ms | {:.1} ms | {:.1} MiB | {size:.1} MB, {} |",
+            small_ms / small_git,
+            large_ms / large_git,
             timing(&small_stops[j], "load_us"),
             timing(&first[j], "load_us"),
             peak_mib(&large_stops[j]),

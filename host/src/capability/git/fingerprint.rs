@@ -15,7 +15,6 @@ use gix::status::plumbing::index_as_worktree::traits::{
     CompareBlobs, FastEq, ReadData, SubmoduleStatus,
 };
 use gix::status::plumbing::index_as_worktree::{Change, EntryStatus};
-use gix::status::plumbing::index_as_worktree_with_renames::Entry as WorktreeEntry;
 use prove_it_gate::abi::TreeState;
 use std::os::unix::ffi::OsStrExt;
 use std::os::unix::fs::PermissionsExt;
@@ -23,12 +22,13 @@ use std::path::Path;
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
-/// Index entries from which the directory walk runs in a second thread,
-/// beside the check of tracked files, as `git status` does. A thread costs
-/// about 0.2 ms to start here, and the second one saves about 25 ms on
-/// 30,000 files (1.25 instead of 1.6 times `git status`, BENCHMARKS.md);
-/// the crossover was not measured, 4,000 is a round figure between.
-const WALK_THREAD_FROM_ENTRIES: usize = 4_000;
+/// Index entries from which a look uses threads: the directory walk in one
+/// of its own, beside the check of tracked files, which is itself spread
+/// over every core, as `git status` does both. A thread costs about 0.2 ms
+/// to start here; on 30,000 files the walk's thread saves about 25 ms and
+/// the tracked check on two cores a further 23% (BENCHMARKS.md). The
+/// crossover was not measured; 4,000 is a round figure between.
+const THREADS_FROM_ENTRIES: usize = 4_000;
 
 /// One look at the tree: its state, and the path-by-path records its
 /// fingerprint is made of. A stop that runs `verify.sh` lists the changed
@@ -292,10 +292,16 @@ fn unstaged_records(
     memo: &mut Memo,
     work: &mut Work,
 ) -> Result<Vec<(BString, String)>> {
-    let two_threads = index.entries().len() >= WALK_THREAD_FROM_ENTRIES;
-    unstaged_records_with(repo, root, index, index_id, memo, work, two_threads)
+    let threads = if index.entries().len() >= THREADS_FROM_ENTRIES {
+        std::thread::available_parallelism().map_or(1, usize::from)
+    } else {
+        1
+    };
+    unstaged_records_with(repo, root, index, index_id, memo, work, threads)
 }
 
+/// [`unstaged_records`] with the tracked files checked on `threads`
+/// threads; with more than one, the directory walk runs in one more.
 fn unstaged_records_with(
     repo: &gix::Repository,
     root: &Path,
@@ -303,7 +309,7 @@ fn unstaged_records_with(
     index_id: &IndexId,
     memo: &mut Memo,
     work: &mut Work,
-    two_threads: bool,
+    threads: usize,
 ) -> Result<Vec<(BString, String)>> {
     let read_at = now_secs();
     let known = memo
@@ -322,38 +328,24 @@ fn unstaged_records_with(
         .dirwalk_options()
         .context("cannot read the configuration")?
         .emit_untracked(gix::dir::walk::EmissionMode::Matching);
-    let submodules = Submodules::new(repo, index)?;
     let mut collect = Collect {
         root,
         memo,
         records: Vec::new(),
         error: None,
     };
-    let options = gix::status::index_worktree::Options {
-        // With a second thread, the directory walk runs there instead.
-        dirwalk_options: (!two_threads).then_some(dirwalk),
-        ..Default::default()
+    let untracked = if threads > 1 {
+        std::thread::scope(|scope| -> Result<Vec<BString>> {
+            // gix handles stay in their thread: the walk opens its own.
+            let walk = scope.spawn(|| untracked_paths(&open(root)?, index, dirwalk));
+            tracked_changes(repo, index, compare, threads, &mut collect)?;
+            walk.join()
+                .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
+        })?
+    } else {
+        tracked_changes(repo, index, compare, 1, &mut collect)?;
+        untracked_paths(repo, index, dirwalk)?
     };
-    let untracked = std::thread::scope(|scope| -> Result<Vec<BString>> {
-        let walk = two_threads.then(|| scope.spawn(|| untracked_paths(root, index, dirwalk)));
-        repo.index_worktree_status(
-            index,
-            None::<&str>,
-            &mut collect,
-            compare,
-            submodules,
-            &mut gix::progress::Discard,
-            &AtomicBool::new(false),
-            options,
-        )
-        .context("cannot compare the index with the work tree")?;
-        match walk {
-            Some(walk) => walk
-                .join()
-                .unwrap_or_else(|panic| std::panic::resume_unwind(panic)),
-            None => Ok(Vec::new()),
-        }
-    })?;
     for path in &untracked {
         collect.untracked(path.as_ref());
     }
@@ -385,6 +377,64 @@ fn unstaged_records_with(
         memo.changed = true;
     }
     Ok(records)
+}
+
+/// Every tracked file whose work-tree state differs from its index entry,
+/// given to `collect`, checked on `threads` threads (the calling one when
+/// 1). gix's own status would start a thread for this even on one core;
+/// its parts are called here as it calls them, with nothing to rename.
+fn tracked_changes(
+    repo: &gix::Repository,
+    index: &gix::index::File,
+    compare: SettledEq<'_>,
+    threads: usize,
+    collect: &mut Collect<'_>,
+) -> Result<()> {
+    use gix::status::plumbing::index_as_worktree as status;
+    let workdir = repo.workdir().context("the repository has no work tree")?;
+    let stack = repo
+        .attributes_only(
+            index,
+            gix::worktree::stack::state::attributes::Source::WorktreeThenIdMapping,
+        )
+        .context("cannot read the attributes")?
+        .detach();
+    let (filter, stack) = gix::filter::Pipeline::new(repo, stack)
+        .context("cannot read the filter configuration")?
+        .into_parts();
+    let pathspec = gix::pathspec::Search::from_specs(None, None, workdir)
+        .context("cannot make an empty pathspec")?;
+    let options = status::Options {
+        fs: repo
+            .filesystem_options()
+            .context("cannot read the configuration")?,
+        thread_limit: Some(threads),
+        stat: repo
+            .stat_options()
+            .context("cannot read the configuration")?,
+        fscache: false,
+    };
+    gix::status::plumbing::index_as_worktree(
+        index,
+        workdir,
+        collect,
+        compare,
+        Submodules::new(repo, index)?,
+        repo.objects
+            .clone()
+            .into_arc()
+            .context("cannot share the object store")?,
+        &mut gix::progress::Discard,
+        status::Context {
+            pathspec,
+            stack,
+            filter,
+            should_interrupt: &AtomicBool::new(false),
+        },
+        options,
+    )
+    .context("cannot compare the index with the work tree")?;
+    Ok(())
 }
 
 /// Changed racy entries kept in the memo, at most; with more, nothing is
@@ -483,14 +533,12 @@ fn stat_equals(meta: &std::fs::Metadata, stat: &gix::index::entry::Stat) -> bool
         && meta.size() as u32 == stat.size
 }
 
-/// Every untracked, not ignored path: the directory walk alone, on a
-/// repository handle of its own (gix handles stay in their thread).
+/// Every untracked, not ignored path: the directory walk alone.
 fn untracked_paths(
-    root: &Path,
+    repo: &gix::Repository,
     index: &gix::index::File,
     options: gix::dirwalk::Options,
 ) -> Result<Vec<BString>> {
-    let repo = open(root)?;
     let mut found = Untracked(Vec::new());
     repo.dirwalk(
         index,
@@ -551,25 +599,19 @@ impl Collect<'_> {
     }
 }
 
-impl<'index> gix::status::plumbing::index_as_worktree_with_renames::VisitEntry<'index>
-    for Collect<'_>
-{
+impl<'index> gix::status::plumbing::index_as_worktree::VisitEntry<'index> for Collect<'_> {
     type ContentChange = ();
     type SubmoduleStatus = gix::submodule::Status;
 
-    fn visit_entry(&mut self, entry: WorktreeEntry<'index, (), gix::submodule::Status>) {
-        match entry {
-            WorktreeEntry::Modification {
-                rela_path, status, ..
-            } => self.modified(rela_path, status),
-            WorktreeEntry::DirectoryContents { entry, .. } => {
-                self.untracked(entry.rela_path.as_ref())
-            }
-            // Rename tracking is off, so this does not happen; stay exact anyway.
-            WorktreeEntry::Rewrite { dirwalk_entry, .. } => {
-                self.untracked(dirwalk_entry.rela_path.as_ref())
-            }
-        }
+    fn visit_entry(
+        &mut self,
+        _entries: &'index [gix::index::Entry],
+        _entry: &'index gix::index::Entry,
+        _entry_index: usize,
+        rela_path: &'index BStr,
+        status: EntryStatus<(), gix::submodule::Status>,
+    ) {
+        self.modified(rela_path, status);
     }
 }
 
@@ -715,7 +757,7 @@ mod tests {
 
     use prove_it_test_support::git;
 
-    fn records(root: &Path, threads: bool) -> Vec<(BString, String)> {
+    fn records(root: &Path, threads: usize) -> Vec<(BString, String)> {
         let repo = open(root).expect("open");
         let index = gix::index::File::at_or_default(
             repo.index_path(),
@@ -743,11 +785,11 @@ mod tests {
         records
     }
 
-    /// The small-repository path (one thread, gix's status) and the large
-    /// one (the directory walk in a thread of its own) must see exactly the
-    /// same changes.
+    /// The small-repository path (one thread) and the large one (the
+    /// directory walk in a thread of its own, the tracked files split in
+    /// chunks over several) must see exactly the same changes.
     #[test]
-    fn one_thread_and_two_threads_agree() {
+    fn one_thread_and_many_threads_agree() {
         use std::os::unix::fs::{PermissionsExt, symlink};
         let tmp = tempfile::tempdir().expect("tmp");
         let root = tmp.path();
@@ -780,9 +822,10 @@ mod tests {
         git(root, &["add", "d3/f3.txt"]);
         write("d3/f3.txt", "staged, then edited\n");
 
-        let one = records(root, false);
-        let many = records(root, true);
-        assert_eq!(one, many);
+        let one = records(root, 1);
+        for threads in [2, 3] {
+            assert_eq!(one, records(root, threads), "{threads} threads");
+        }
         let paths: Vec<String> = one.iter().map(|(p, _)| p.to_string()).collect();
         for expected in [
             "d1/f1.txt",
