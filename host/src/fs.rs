@@ -107,6 +107,16 @@ impl Stamp {
     }
 }
 
+impl Stamp {
+    /// Whether the file was last modified, and last had its metadata
+    /// changed, more than two seconds before `secs` (seconds since the
+    /// epoch): what was seen of it at `secs` or later is then its state
+    /// for as long as the stamp stays the same (racy-git's rule).
+    pub fn older_than(&self, secs: i64) -> bool {
+        self.mtime + 2 < secs && self.ctime + 2 < secs
+    }
+}
+
 impl From<[i64; 6]> for Stamp {
     fn from([size, mtime, mtime_nsec, ctime, ctime_nsec, inode]: [i64; 6]) -> Stamp {
         Stamp {

@@ -248,6 +248,10 @@ pub struct Dirs {
     pub cache: PathBuf,
     /// The ledger: `PROVE_IT_LEDGER_DIR`, else `~/.prove-it`.
     pub ledger: PathBuf,
+    /// Git's own global excludes file when `core.excludesFile` is not set:
+    /// `$XDG_CONFIG_HOME/git/ignore`, else `~/.config/git/ignore`. The memo
+    /// of untracked files watches it (a rule added there hides files).
+    pub git_excludes: PathBuf,
     /// What each would be without its `PROVE_IT_*` variable.
     defaults: [PathBuf; 3],
 }
@@ -298,10 +302,14 @@ impl Dirs {
                 None => defaults[i].clone(),
             }
         });
+        let git_excludes = absolute("XDG_CONFIG_HOME")
+            .unwrap_or_else(|| home.join(".config"))
+            .join("git/ignore");
         Dirs {
             state,
             cache,
             ledger,
+            git_excludes,
             defaults,
         }
     }

@@ -28,6 +28,8 @@ pub struct Capabilities {
     settings: Settings,
     ledger_dir: PathBuf,
     cache_dir: PathBuf,
+    /// Git's default global excludes file (see [`Dirs::git_excludes`]).
+    git_excludes: PathBuf,
     /// A look at the tree made just before this instance, for its first
     /// `tree_state`.
     handoff: Option<git::Walk>,
@@ -61,6 +63,7 @@ impl Capabilities {
             settings,
             ledger_dir: dirs.ledger.clone(),
             cache_dir: dirs.cache.clone(),
+            git_excludes: dirs.git_excludes.clone(),
             handoff: None,
             last_walk: None,
             tree_work: None,
@@ -90,7 +93,7 @@ impl Capabilities {
             return Ok(None);
         }
         let memo_file = self.state.git_memo_file();
-        let mut memo = git::Memo::load(&memo_file);
+        let mut memo = git::Memo::load(&memo_file, &self.git_excludes);
         let walk = git::walk(&self.root, &mut memo)?;
         let _ = memo.save(&memo_file);
         let snapshot = git::changes::snapshot_of(walk.clone());
@@ -128,7 +131,7 @@ impl Capabilities {
             Some(walk) => walk,
             None => git::walk(
                 &self.root,
-                &mut git::Memo::load(&self.state.git_memo_file()),
+                &mut git::Memo::load(&self.state.git_memo_file(), &self.git_excludes),
             )?,
         };
         git::changes::changed_since(&self.root, base, now)
@@ -186,7 +189,7 @@ impl Capabilities {
         let now = match last {
             Some(walk) => walk,
             None => {
-                let mut memo = git::Memo::load(&self.state.git_memo_file());
+                let mut memo = git::Memo::load(&self.state.git_memo_file(), &self.git_excludes);
                 match git::walk(&self.root, &mut memo) {
                     Ok(walk) => walk,
                     Err(_) => return Vec::new(),
@@ -215,13 +218,16 @@ fn reply<T>(result: anyhow::Result<T>) -> Reply<T> {
 }
 
 impl crate::runtime::Diagnose for Capabilities {
-    /// The tree's last look: files whose content was compared, racily
-    /// clean entries the memo settled, staged changes from the memo.
+    /// The tree's last look: entries left to gix's status by the stat
+    /// pass, files whose content was compared, racily clean entries the
+    /// memo settled, staged changes from the memo, whether the work tree
+    /// was walked for untracked files, and the time taken by the tracked
+    /// files and by the untracked ones.
     fn diagnostics(&self) -> String {
         self.tree_work.map_or(String::new(), |w| {
             format!(
-                r#""tree":{{"compared":{},"settled":{},"staged_from_memo":{}}}"#,
-                w.compared, w.settled, w.staged_from_memo
+                r#""tree":{{"looked":{},"compared":{},"settled":{},"staged_from_memo":{},"walked":{},"tracked_us":{},"walk_us":{}}}"#,
+                w.looked, w.compared, w.settled, w.staged_from_memo, w.walked, w.tracked_us, w.walk_us
             )
         })
     }
@@ -233,7 +239,7 @@ impl Host for Capabilities {
             Some(walk) => walk,
             None => {
                 let file = self.state.git_memo_file();
-                let mut memo = git::Memo::load(&file);
+                let mut memo = git::Memo::load(&file, &self.git_excludes);
                 let walk = reply(git::walk(&self.root, &mut memo))?;
                 // Only a speed-up: a memo that cannot be saved (say, before
                 // the repo's state dir exists) is not an error.

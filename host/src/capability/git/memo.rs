@@ -8,18 +8,28 @@ use std::path::{Path, PathBuf};
 
 /// What one stop leaves for the next in this work tree: big files'
 /// content hashes (by their stat data: an unchanged 50 MB file is not read
-/// again), the staged-changes digest (by HEAD and the index's entries) and
-/// which racily clean entries were found clean by their content.
+/// again), the staged-changes digest (by HEAD and the index's entries),
+/// which racily clean entries were found clean by their content, the
+/// untracked files by the directories holding them ([`super::untracked`]),
+/// and the index entries' digest by the index file's stat data.
 #[derive(Default, serde::Serialize, serde::Deserialize)]
 pub struct Memo {
     files: std::collections::HashMap<PathBuf, StampedHash>,
     pub(super) staged: Option<Staged>,
     #[serde(default)]
     pub(super) settled: Option<Settled>,
+    #[serde(default)]
+    pub(super) untracked: Option<super::untracked::Listing>,
+    #[serde(default)]
+    pub(super) index_digest: Option<IndexDigest>,
     #[serde(skip)]
     used: std::collections::HashMap<PathBuf, StampedHash>,
     #[serde(skip)]
     pub(super) changed: bool,
+    /// Git's default global excludes file, which the memo of untracked
+    /// files watches; without it that memo is not used.
+    #[serde(skip)]
+    pub(super) user_excludes: Option<PathBuf>,
 }
 
 /// What the staged-changes digest was computed for: HEAD's commit and a
@@ -57,6 +67,14 @@ pub(super) struct Settled {
     pub(super) differ: Vec<String>,
 }
 
+/// The digest of the index's entries (as in [`StagedKey`]) and the stat
+/// data of the index file it was taken from.
+#[derive(serde::Serialize, serde::Deserialize)]
+pub(super) struct IndexDigest {
+    pub(super) stamp: Stamp,
+    pub(super) entries: String,
+}
+
 #[derive(serde::Serialize, serde::Deserialize)]
 pub(super) struct Staged {
     pub(super) key: StagedKey,
@@ -72,11 +90,18 @@ impl Memo {
     /// is worth remembering).
     const MIN_BYTES: u64 = 1 << 20;
 
-    pub fn load(path: &Path) -> Self {
-        std::fs::read(path)
+    /// The memo saved at `path` (an empty one when there is none or it
+    /// cannot be read), for looks that may use git's default global
+    /// excludes file `user_excludes`.
+    pub fn load(path: &Path, user_excludes: &Path) -> Self {
+        let memo: Memo = std::fs::read(path)
             .ok()
             .and_then(|b| serde_json::from_slice(&b).ok())
-            .unwrap_or_default()
+            .unwrap_or_default();
+        Memo {
+            user_excludes: Some(user_excludes.to_path_buf()),
+            ..memo
+        }
     }
 
     /// Saves what this run used (big files no longer changed drop out),
@@ -89,6 +114,8 @@ impl Memo {
             files: self.used,
             staged: self.staged,
             settled: self.settled,
+            untracked: self.untracked,
+            index_digest: self.index_digest,
             ..Memo::default()
         };
         write_atomic(path, &serde_json::to_vec(&kept)?)

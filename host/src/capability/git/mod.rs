@@ -9,6 +9,8 @@ pub mod changes;
 mod discover;
 mod fingerprint;
 mod memo;
+mod tracked;
+mod untracked;
 
 pub use blob::{Commit, file_at};
 pub use discover::discover;
