@@ -422,7 +422,7 @@ fn unstaged_records_with(
         collect.memo.user_excludes.as_deref(),
     );
     let listing = collect.memo.untracked.take();
-    let untracked = |repo: &gix::Repository| {
+    let untracked = |repo: Option<&gix::Repository>| {
         let started = std::time::Instant::now();
         untracked::look(
             repo,
@@ -437,8 +437,8 @@ fn unstaged_records_with(
     };
     let (look, walk_us) = if threads > 1 {
         std::thread::scope(|scope| -> Result<_> {
-            // gix handles stay in their thread: the walk opens its own.
-            let walk = scope.spawn(|| untracked(&open(root)?));
+            // gix handles stay in their thread: a walk opens its own.
+            let walk = scope.spawn(|| untracked(None));
             if !looks.is_empty() {
                 tracked_changes(repo, index, to_look, compare, look_threads, &mut collect)?;
             }
@@ -451,7 +451,7 @@ fn unstaged_records_with(
             tracked_changes(repo, index, to_look, compare, 1, &mut collect)?;
         }
         work.tracked_us = micros(tracked_started);
-        untracked(repo)?
+        untracked(Some(repo))?
     };
     work.walk_us = walk_us;
     work.walked = look.walked;

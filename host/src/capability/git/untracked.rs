@@ -138,10 +138,11 @@ pub(super) struct Look {
 }
 
 /// Every untracked, not ignored path: from `known` when it holds for
-/// `key`, else by walking the work tree. `read_at` is when the look began
-/// (seconds since the epoch).
+/// `key`, else by walking the work tree of `repo` (`None`: opened here,
+/// only when needed). `read_at` is when the look began (seconds since the
+/// epoch).
 pub(super) fn look(
-    repo: &gix::Repository,
+    repo: Option<&gix::Repository>,
     root: &Path,
     index: &gix::index::State,
     options: gix::dirwalk::Options,
@@ -163,7 +164,10 @@ pub(super) fn look(
             walked: false,
         });
     }
-    let found = walk(repo, index, options)?;
+    let found = match repo {
+        Some(repo) => walk(repo, index, options)?,
+        None => walk(&super::discover::open(root)?, index, options)?,
+    };
     let listing = key.and_then(|key| Listing::of(root, key, &found, read_at));
     let remember = match (&listing, known) {
         (None, None) => None,
