@@ -605,3 +605,71 @@ fn policy_run_leaves_the_real_ledger_and_state_alone() {
     assert!(!sb.ledger_dir().exists(), "a dry run wrote the ledger");
     assert!(!sb.state_dir().exists(), "a dry run wrote state");
 }
+
+/// WASI is linked by what a module imports: one importing only the four
+/// functions Rust's standard library asks for gets wasmtime-wasi's own
+/// implementation of just those, one importing more gets all of WASI, and
+/// either way the module reads its empty environment, writes to stderr and
+/// exits as it would under all of WASI. A WASI name that does not exist is
+/// refused by name.
+#[test]
+fn wasi_is_linked_for_what_a_module_imports() {
+    // environ_sizes_get must answer 0 variables (else trap), then
+    // "said hello" goes to stderr and the module exits with status 3.
+    let body = |extra_call: &str| {
+        format!(
+            "{extra_call}
+             (i32.store (i32.const 300) (i32.const 77))
+             (if (i32.ne (call $environ_sizes_get (i32.const 300) (i32.const 304)) (i32.const 0))
+               (then unreachable))
+             (if (i32.ne (i32.load (i32.const 300)) (i32.const 0)) (then unreachable))
+             (i32.store (i32.const 100) (i32.const 2048))
+             (i32.store (i32.const 104) (i32.const 10))
+             (drop (call $fd_write (i32.const 2) (i32.const 100) (i32.const 1) (i32.const 200)))
+             (call $proc_exit (i32.const 3))
+             unreachable"
+        )
+    };
+    let imports = r#"(import "wasi_snapshot_preview1" "environ_sizes_get" (func $environ_sizes_get (param i32 i32) (result i32)))
+       (import "wasi_snapshot_preview1" "fd_write" (func $fd_write (param i32 i32 i32 i32) (result i32)))
+       (import "wasi_snapshot_preview1" "proc_exit" (func $proc_exit (param i32)))
+       (data (i32.const 2048) "said hello")"#;
+    let clock = r#"(import "wasi_snapshot_preview1" "clock_time_get" (func $clock_time_get (param i32 i64 i32) (result i32)))"#;
+    let cases = [
+        ("the four", module(ABI, &body(""), imports)),
+        (
+            "all of WASI",
+            module(
+                ABI,
+                &body(
+                    "(if (i32.ne (call $clock_time_get (i32.const 0) (i64.const 1) (i32.const 400)) (i32.const 0)) (then unreachable))",
+                ),
+                &format!("{imports}\n{clock}"),
+            ),
+        ),
+    ];
+    for (what, bytes) in cases {
+        let (_sb, repo) = session_under(&bytes, "broken");
+        let out = repo.stop("s", false);
+        out.assert_blocked_with("1 failed, 41 passed");
+        let message = out.message();
+        assert!(
+            message.contains("the policy printed: said hello"),
+            "{what}: what the module wrote to stderr is shown\n{out}"
+        );
+        assert!(message.contains("exit"), "{what}: its exit is named\n{out}");
+        assert!(
+            message.contains("default policy decided instead"),
+            "{what}\n{out}"
+        );
+    }
+    let unknown = module(
+        ABI,
+        BLOCKS,
+        r#"(import "wasi_snapshot_preview1" "sock_launch" (func))"#,
+    );
+    let (_sb, repo) = session_under(&unknown, "broken");
+    let out = repo.stop("s", false);
+    out.assert_blocked_with("1 failed, 41 passed");
+    assert!(out.message().contains("sock_launch"), "{out}");
+}

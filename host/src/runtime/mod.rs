@@ -10,6 +10,7 @@ mod cache;
 #[cfg(test)]
 mod fuzz;
 mod link;
+mod wasi;
 
 use anyhow::{Context, Result, anyhow, bail};
 use prove_it_gate::abi::{ABI_VERSION, ABI_VERSION_MIN, Decision, Event, Host, export, unpack};
@@ -88,7 +89,7 @@ pub fn run<'m, H: Host + Diagnose + Send + 'static>(
     let engine = engine()?;
     let module = cache::load(&engine, module, hash, options.cache_dir)?;
     let mut linker: Linker<StoreData<H>> = Linker::new(&engine);
-    wasmtime_wasi::p1::add_to_linker_sync(&mut linker, |data| &mut data.wasi).map_err(wasm)?;
+    wasi::add_to_linker(&mut linker, &module)?;
     link::add_to_linker(&mut linker)?;
 
     let stderr = MemoryOutputPipe::new(STDERR_BYTES);
@@ -173,7 +174,7 @@ pub fn check<'m>(
         exports: module.exports().map(|e| e.name().to_string()).collect(),
     };
     let mut linker: Linker<StoreData<Unavailable>> = Linker::new(&engine);
-    wasmtime_wasi::p1::add_to_linker_sync(&mut linker, |data| &mut data.wasi).map_err(wasm)?;
+    wasi::add_to_linker(&mut linker, &module)?;
     link::add_to_linker(&mut linker)?;
     let data = StoreData {
         wasi: WasiCtxBuilder::new().build_p1(),
