@@ -614,8 +614,9 @@ fn policy_run_leaves_the_real_ledger_and_state_alone() {
 /// refused by name.
 #[test]
 fn wasi_is_linked_for_what_a_module_imports() {
-    // environ_sizes_get must answer 0 variables (else trap), then
-    // "said hello" goes to stderr and the module exits with status 3.
+    // environ_sizes_get must answer 0 variables and environ_get succeed
+    // (else trap), then "said hello" goes to stderr and the module exits
+    // with status 3.
     let body = |extra_call: &str| {
         format!(
             "{extra_call}
@@ -623,6 +624,8 @@ fn wasi_is_linked_for_what_a_module_imports() {
              (if (i32.ne (call $environ_sizes_get (i32.const 300) (i32.const 304)) (i32.const 0))
                (then unreachable))
              (if (i32.ne (i32.load (i32.const 300)) (i32.const 0)) (then unreachable))
+             (if (i32.ne (call $environ_get (i32.const 320) (i32.const 330)) (i32.const 0))
+               (then unreachable))
              (i32.store (i32.const 100) (i32.const 2048))
              (i32.store (i32.const 104) (i32.const 10))
              (drop (call $fd_write (i32.const 2) (i32.const 100) (i32.const 1) (i32.const 200)))
@@ -630,7 +633,8 @@ fn wasi_is_linked_for_what_a_module_imports() {
              unreachable"
         )
     };
-    let imports = r#"(import "wasi_snapshot_preview1" "environ_sizes_get" (func $environ_sizes_get (param i32 i32) (result i32)))
+    let imports = r#"(import "wasi_snapshot_preview1" "environ_get" (func $environ_get (param i32 i32) (result i32)))
+       (import "wasi_snapshot_preview1" "environ_sizes_get" (func $environ_sizes_get (param i32 i32) (result i32)))
        (import "wasi_snapshot_preview1" "fd_write" (func $fd_write (param i32 i32 i32 i32) (result i32)))
        (import "wasi_snapshot_preview1" "proc_exit" (func $proc_exit (param i32)))
        (data (i32.const 2048) "said hello")"#;
@@ -657,7 +661,10 @@ fn wasi_is_linked_for_what_a_module_imports() {
             message.contains("the policy printed: said hello"),
             "{what}: what the module wrote to stderr is shown\n{out}"
         );
-        assert!(message.contains("exit"), "{what}: its exit is named\n{out}");
+        assert!(
+            message.contains("exit status 3"),
+            "{what}: its exit is named\n{out}"
+        );
         assert!(
             message.contains("default policy decided instead"),
             "{what}\n{out}"
