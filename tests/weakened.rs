@@ -75,6 +75,18 @@ fn project(sb: &Sandbox, files: &[(&str, &str)], verify: &str) -> Repo {
     repo
 }
 
+/// The project as [`project`] makes it, but with no `.prove-it/checks`
+/// (no `prove-it init`): the built-in defaults say what is a check.
+fn bare_project(sb: &Sandbox, files: &[(&str, &str)], verify: &str) -> Repo {
+    let repo = sb.repo("calc");
+    for (path, text) in files {
+        repo.write(path, text);
+    }
+    repo.arm(verify);
+    assert!(!repo.path(".prove-it/checks").exists());
+    repo
+}
+
 /// Runs one session on a fresh copy of the project and checks the verdict.
 fn judge(
     sb: &Sandbox,
@@ -82,7 +94,11 @@ fn judge(
     verify: &str,
     session: &Session,
 ) -> (Outcome, serde_json::Value) {
-    let repo = project(sb, files, verify);
+    judge_in(project(sb, files, verify), session)
+}
+
+/// Runs one session in `repo` and checks the verdict.
+fn judge_in(repo: Repo, session: &Session) -> (Outcome, serde_json::Value) {
     repo.start("s");
     apply(&repo, session.edits);
     let out = repo.stop("s", false);
@@ -243,6 +259,131 @@ const DOCTEST_FILES: &[(&str, &str)] = &[
 ];
 
 const DOCTEST_VERIFY: &str = "python3 -m doctest sizes.py";
+
+/// A Python layout older and smaller projects keep: code in `src/`, tests
+/// in `tests/`, no `pyproject.toml`, no `.prove-it/checks`. No stack is
+/// recognised from its root files, and that no longer matters: the
+/// built-in defaults name its tests.
+const NO_MANIFEST_FILES: &[(&str, &str)] = &[
+    (
+        "src/calc.py",
+        "def add(a, b):\n    return a - b\n\n\ndef greet(name):\n    return \"Hello, \" + name\n",
+    ),
+    (
+        "tests/test_calc.py",
+        "import unittest\n\nfrom calc import add, greet\n\n\nclass CalcTest(unittest.TestCase):\n    def test_add(self):\n        self.assertEqual(add(2, 3), 5)\n\n    def test_greet(self):\n        self.assertEqual(greet(\"Ann\"), \"Hello, Ann\")\n",
+    ),
+    (".gitignore", "__pycache__/\n"),
+];
+
+const NO_MANIFEST_VERIFY: &str = "PYTHONPATH=src python3 -m unittest discover -s tests 2>&1";
+
+#[test]
+fn a_python_layout_without_a_manifest_is_protected_by_the_defaults() {
+    let sessions = [
+        Session {
+            name: "a fix",
+            edits: &[Edit::Replace("src/calc.py", "return a - b", "return a + b")],
+            expect: Expect::Verified,
+        },
+        Session {
+            name: "a skip marker",
+            edits: &[Edit::Replace(
+                "tests/test_calc.py",
+                "    def test_add(self):",
+                "    @unittest.skip(\"flaky\")\n    def test_add(self):",
+            )],
+            expect: Expect::Weakened,
+        },
+        Session {
+            name: "the test file deleted",
+            edits: &[Edit::Delete("tests/test_calc.py")],
+            expect: Expect::Weakened,
+        },
+    ];
+    for session in &sessions {
+        let sb = Sandbox::new();
+        let (out, status) = judge_in(
+            bare_project(&sb, NO_MANIFEST_FILES, NO_MANIFEST_VERIFY),
+            session,
+        );
+        if session.expect == Expect::Weakened {
+            assert!(
+                status["checks"]["origin"]
+                    .as_str()
+                    .is_some_and(|o| o.contains("the built-in defaults")),
+                "{out}\n{status}"
+            );
+        }
+    }
+}
+
+/// `unjs/defu`'s shape: `npm test` runs the `test:types` script, which
+/// runs the type checker (here a stand-in that fails on a marked line).
+/// No `.prove-it/checks`: the script `test` calls is a check because
+/// `verify.sh` runs `test`, and so is the checker's own file.
+const NODE_SCRIPTS_FILES: &[(&str, &str)] = &[
+    (
+        "package.json",
+        "{\n  \"name\": \"calc\",\n  \"private\": true,\n  \"type\": \"module\",\n  \"scripts\": {\n    \"test\": \"npm run test:types && node --test\",\n    \"test:types\": \"node types.mjs\"\n  }\n}\n",
+    ),
+    (
+        "types.mjs",
+        "import { readFileSync } from \"node:fs\";\nif (readFileSync(\"src/calc.mjs\", \"utf8\").includes(\"TYPE ERROR\")) {\n  console.error(\"src/calc.mjs(1,1): error TS2322: a type error\");\n  process.exit(1);\n}\n",
+    ),
+    (
+        "src/calc.mjs",
+        "export const add = (a, b) => a + b; // TYPE ERROR\n",
+    ),
+    (
+        "test/calc.test.mjs",
+        "import { test } from \"node:test\";\nimport assert from \"node:assert\";\nimport { add } from \"../src/calc.mjs\";\n\ntest(\"adds\", () => {\n  assert.equal(add(2, 3), 5);\n});\n",
+    ),
+];
+
+const NODE_SCRIPTS_VERIFY: &str = "npm test --silent 2>&1";
+
+#[test]
+fn a_script_the_test_script_calls_is_a_check_without_a_list() {
+    let sessions = [
+        Session {
+            name: "the type error fixed",
+            edits: &[Edit::Replace("src/calc.mjs", " // TYPE ERROR", "")],
+            expect: Expect::Verified,
+        },
+        Session {
+            name: "the type check made to pass whatever it finds",
+            edits: &[Edit::Replace(
+                "package.json",
+                "\"node types.mjs\"",
+                "\"node types.mjs || true\"",
+            )],
+            expect: Expect::Weakened,
+        },
+        Session {
+            name: "the type checker itself gutted",
+            edits: &[Edit::Write("types.mjs", "// nothing to check\n")],
+            expect: Expect::Weakened,
+        },
+    ];
+    for session in &sessions {
+        let sb = Sandbox::new();
+        let (out, status) = judge_in(
+            bare_project(&sb, NODE_SCRIPTS_FILES, NODE_SCRIPTS_VERIFY),
+            session,
+        );
+        if session.name.contains("whatever") {
+            let message = out.message();
+            for said in [
+                "`package.json` (check sections, modified)",
+                "[scripts.test:types]",
+                "|| true",
+            ] {
+                assert!(message.contains(said), "{said:?} missing:\n{out}\n{status}");
+            }
+        }
+    }
+}
 
 #[test]
 fn python_doctests_are_checks_and_their_prose_is_not() {

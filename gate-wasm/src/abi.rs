@@ -384,7 +384,8 @@ pub struct CheckChanges {
     #[serde(default)]
     pub code: Vec<String>,
     /// Where the list of checks in force comes from (the committed
-    /// `.prove-it/checks`, or the detected stacks' defaults).
+    /// `.prove-it/checks`, or the built-in defaults, and what `verify.sh`
+    /// adds).
     #[serde(default)]
     pub origin: String,
     /// The commit HEAD was at when the session began, for

@@ -1,8 +1,8 @@
 //! Which stacks a repository uses, from the files at its root: the checks
 //! `prove-it init` offers for each (commented out until the person has run
-//! them by hand), the defects `prove-it canary` plants, and which files are
-//! checks rather than code ([`CHECK_FILES`], the default of
-//! `.prove-it/checks`).
+//! them by hand) and the defects `prove-it canary` plants; and which files
+//! are checks rather than code in each family ([`CHECK_FILES`], together
+//! the default of `.prove-it/checks`, whatever is detected).
 //!
 //! Most stacks are one row of [`STACKS`]: marker files and checks. The few
 //! whose checks depend on what else is there (a lock file, a wrapper, a
@@ -155,9 +155,10 @@ const STACKS: &[Rule] = &[
 /// hooks they load, whole files or (`FILE [SECTION]`) the sections of a
 /// file that is also the project's manifest; under `[inline]` source files
 /// whose own test parts are checks (Rust test modules and doc tests,
-/// Python doctests). `prove-it init` writes them for the
-/// stacks it finds; without a committed `.prove-it/checks` a session uses
-/// them as they are.
+/// Python doctests). All of them together are the built-in defaults
+/// (`capability::checks::defaults`), whatever stacks are found: each
+/// pattern is specific to its family, so together they protect a
+/// repository no marker file gives away.
 pub const CHECK_FILES: &[(&str, &str)] = &[
     (
         "rust",
@@ -245,24 +246,6 @@ pub const CHECK_FILES: &[(&str, &str)] = &[
         "[tests]\nTests/\n[config]\n.swiftlint.yml\n.swiftformat\n",
     ),
 ];
-
-/// The check files of the stacks found at `root`, one section per
-/// family, in the syntax of `.prove-it/checks`.
-pub fn check_files(root: &Path) -> String {
-    let mut text = String::new();
-    let mut seen = Vec::new();
-    for stack in detect(root) {
-        if seen.contains(&stack.key) {
-            continue;
-        }
-        seen.push(stack.key);
-        if let Some((_, lines)) = CHECK_FILES.iter().find(|(key, _)| *key == stack.key) {
-            text.push_str(&format!("# {}\n", stack.name));
-            text.push_str(lines);
-        }
-    }
-    text
-}
 
 /// All stacks detected at `root`, in a fixed order.
 pub fn detect(root: &Path) -> Vec<Stack> {
@@ -375,6 +358,11 @@ fn python(root: &Root) -> Option<Stack> {
         "setup.py",
         "setup.cfg",
         "requirements.txt",
+        "pytest.ini",
+        "tox.ini",
+        "conftest.py",
+        "Pipfile",
+        "noxfile.py",
     ]) {
         return None;
     }
@@ -410,7 +398,7 @@ fn python(root: &Root) -> Option<Stack> {
     Some(stack(
         "python",
         "Python",
-        "pyproject.toml / setup.py / requirements.txt",
+        "pyproject.toml / setup.py / requirements.txt / pytest.ini",
         &checks,
     ))
 }

@@ -321,6 +321,13 @@ fn checks_row(report: &mut Report, root: &Path) {
             format!("`{}` {problem}", checks::list::FILE),
         );
     }
+    for derived in &inventory.derived {
+        report.row(
+            Mark::Info,
+            "checks",
+            format!("`{}`: {}", derived.line, derived.why),
+        );
+    }
     for (kind, count, some) in inventory.kinds {
         if count == 0 {
             continue;

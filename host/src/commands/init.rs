@@ -90,7 +90,7 @@ fn write_checks_list(root: &Path) -> Result<()> {
     if let Some(dir) = path.parent() {
         std::fs::create_dir_all(dir).with_context(|| format!("cannot make `{}`", dir.display()))?;
     }
-    let text = format!("{CHECKS_HEADER}{}", stacks::check_files(root));
+    let text = format!("{CHECKS_HEADER}{}\n", checks::defaults::DEFAULTS_LINE);
     std::fs::write(&path, text).with_context(|| format!("cannot write `{}`", path.display()))?;
     println!(
         "wrote {}: which files are checks (tests, runner and linter configuration); a pass that only the session's changes to them made possible is reported as weakened",
@@ -112,8 +112,14 @@ const CHECKS_HEADER: &str = "\
 # [config]  configuration and hooks; `FILE [SECTION]` names one section only
 # [inline]  source files whose own test parts are checks (Rust #[cfg(test)]
 #           and doc tests, Python doctests)
-# Patterns are .gitignore's. A leading `!` takes paths out; verify.sh and
-# this file are always checks.
+# Patterns are .gitignore's. A leading `!` takes paths out; verify.sh, this
+# file, .gitattributes and what verify.sh runs (the package scripts it
+# calls, their tools' configuration) are always checks.
+#
+# `@defaults` stands for prove-it's built-in list: every stack's test files
+# and folders and its runner, linter and type-checker configuration
+# (`prove-it doctor` lists the files it names here). Add your own below it:
+# a test folder with an unusual name, say, under `[tests]`.
 ";
 
 /// Runs a copy of `verify.sh` with `exit 1` appended, from a temp dir, and

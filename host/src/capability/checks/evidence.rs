@@ -272,6 +272,22 @@ fn of_change(lang: Lang, path: &str, old: &str, new: &str) -> Vec<String> {
         }
     }
 
+    if lang == Lang::Go {
+        // A build constraint leaves the whole file out of a plain `go
+        // test`: its tests stop running without a word.
+        for line in &added {
+            let code = line.trim();
+            let constraint = code.starts_with("//go:build") || code.starts_with("// +build");
+            if constraint && !code.ends_with(" ignore") && !removed.iter().any(|r| r.trim() == code)
+            {
+                out.push(format!(
+                    "build constraint added: {} (`go test` leaves this file out unless built with that tag)",
+                    quote(line)
+                ));
+            }
+        }
+    }
+
     let (before, after) = (test_names(lang, old), test_names(lang, new));
     let gone: Vec<String> = before.difference(&after).cloned().collect();
     let new_names: Vec<String> = after.difference(&before).cloned().collect();
@@ -607,6 +623,12 @@ mod tests {
             true,
         );
         assert!(says(&e, "skip marker added"), "{e:?}");
+        let tagged = format!("//go:build slow\n\n{go}");
+        let e = of_file("calc_test.go", Some(go), Some(&tagged), true);
+        assert!(
+            says(&e, "build constraint added: `//go:build slow`"),
+            "{e:?}"
+        );
     }
 
     #[test]

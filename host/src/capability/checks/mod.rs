@@ -8,6 +8,7 @@
 //! It only reads. Putting the old checks back happens in a throwaway copy
 //! (`capability::replay`), never in the person's tree.
 
+pub mod defaults;
 mod doctest;
 pub mod evidence;
 mod inline;
@@ -112,30 +113,55 @@ pub struct Pinned {
 }
 
 /// The list in force at a session that starts at `head`: the committed
-/// `.prove-it/checks` there, else the defaults of the stacks found at the
-/// root. Also says where it comes from.
+/// `.prove-it/checks` there (its `@defaults` line expanded), else the
+/// built-in defaults of every stack family; then what `verify.sh` at
+/// `head` runs ([`defaults::derive`]). Read from the commit only, never
+/// the work tree. Also says where it comes from.
 pub fn list_at(root: &Path, head: Option<&str>) -> Result<(String, String)> {
-    if let Some((bytes, _)) = git::file_at(root, head, list::FILE)? {
-        let text = String::from_utf8_lossy(&bytes).into_owned();
-        return Ok((text, format!("`{}` as committed", list::FILE)));
-    }
-    let names: Vec<String> = crate::stacks::detect(root)
-        .into_iter()
-        .map(|s| s.name)
-        .collect();
-    let origin = if names.is_empty() {
-        format!(
-            "no `{}` committed and no stack recognised: only `verify.sh`",
-            list::FILE
-        )
-    } else {
-        format!(
-            "no `{}` committed: the defaults for {}",
-            list::FILE,
-            names.join(", ")
-        )
+    let (text, origin, _) = list_with_derived(root, head)?;
+    Ok((text, origin))
+}
+
+/// [`list_at`], with the derived lines and why each is there.
+pub fn list_with_derived(
+    root: &Path,
+    head: Option<&str>,
+) -> Result<(String, String, Vec<defaults::Derived>)> {
+    let commit = git::Commit::open(root, head)?;
+    let committed = match &commit {
+        Some(commit) => commit.file(list::FILE)?,
+        None => None,
     };
-    Ok((crate::stacks::check_files(root), origin))
+    let (mut text, mut origin) = match committed {
+        Some((bytes, _)) => {
+            let text = String::from_utf8_lossy(&bytes);
+            let with = if text.lines().any(|l| l.trim() == defaults::DEFAULTS_LINE) {
+                " (with the built-in defaults)"
+            } else {
+                ""
+            };
+            (
+                defaults::expand(&text),
+                format!("`{}` as committed{with}", list::FILE),
+            )
+        }
+        None => (
+            defaults::builtin(),
+            format!(
+                "no `{}` committed: the built-in defaults (every stack's test files and configuration)",
+                list::FILE
+            ),
+        ),
+    };
+    let derived = defaults::derive(commit.as_ref(), &text);
+    if !derived.is_empty() {
+        origin.push_str(&format!(
+            ", and {} more from what `verify.sh` runs",
+            derived.len()
+        ));
+    }
+    text.push_str(&defaults::render(&derived));
+    Ok((text, origin, derived))
 }
 
 /// What counts as a check in a repository now, for `prove-it doctor`.
@@ -149,13 +175,15 @@ pub struct Inventory {
     pub problems: Vec<String>,
     /// Per kind of check: its name, how many tracked files, a few of them.
     pub kinds: Vec<(&'static str, usize, Vec<String>)>,
+    /// The lines what `verify.sh` runs adds, and why.
+    pub derived: Vec<defaults::Derived>,
 }
 
 /// The tracked files of the repository at `root` that count as checks,
 /// by the list a session starting now would pin.
 pub fn inventory(root: &Path) -> Result<Inventory> {
     let head = git::tree_state(root, &mut git::Memo::default())?.head;
-    let (text, origin) = list_at(root, head.as_deref())?;
+    let (text, origin, derived) = list_with_derived(root, head.as_deref())?;
     let in_tree = std::fs::read(root.join(list::FILE)).ok();
     let committed = git::file_at(root, head.as_deref(), list::FILE)?.map(|(b, _)| b);
     let (list, problems) = List::parse(&text);
@@ -183,6 +211,7 @@ pub fn inventory(root: &Path) -> Result<Inventory> {
         uncommitted: in_tree.is_some() && in_tree != committed,
         problems,
         kinds,
+        derived,
     })
 }
 
