@@ -277,3 +277,169 @@ fn a_remembered_big_file_hash_never_hides_an_edit() {
     age(&big, Duration::from_secs(7200));
     repo.stop("s", false).assert_blocked_with("1 failed");
 }
+
+/// `git update-index --assume-unchanged` (or `--skip-worktree`) makes git
+/// look past a file; the gate does not: a file broken and then hidden so
+/// is still a change (SPEC.md, "What the gate defends against").
+#[test]
+fn an_edit_hidden_by_an_index_flag_is_work() {
+    for flag in ["--assume-unchanged", "--skip-worktree"] {
+        gated_after(|repo| {
+            repo.write("README.md", "jello\n");
+            repo.git(&["update-index", flag, "README.md"]);
+            assert_eq!(repo.git(&["status", "--porcelain"]), "", "git sees it");
+        });
+        gated_after(|repo| {
+            std::fs::remove_file(repo.path("README.md")).expect("rm");
+            repo.git(&["update-index", flag, "README.md"]);
+        });
+    }
+}
+
+/// Setting or clearing one of those flags is a change of its own, and so
+/// is intent-to-add (`git add -N`), set or cleared.
+#[test]
+fn setting_or_clearing_an_index_flag_is_work() {
+    for (set, clear) in [
+        ("--assume-unchanged", "--no-assume-unchanged"),
+        ("--skip-worktree", "--no-skip-worktree"),
+    ] {
+        gated_after(|repo| {
+            repo.git(&["update-index", set, "README.md"]);
+        });
+        let sb = Sandbox::new();
+        let repo = sb.repo("r");
+        repo.arm_counting();
+        repo.write("broken", "x");
+        repo.commit("a failing tree to start from");
+        repo.git(&["update-index", set, "README.md"]);
+        repo.start("s");
+        repo.stop("s", false).assert_quiet();
+        repo.git(&["update-index", clear, "README.md"]);
+        repo.stop("s", false).assert_blocked_with("1 failed");
+    }
+    let sb = Sandbox::new();
+    let repo = sb.repo("r");
+    repo.arm_counting();
+    repo.write("broken", "x");
+    repo.commit("a failing tree to start from");
+    repo.write("new.txt", "new\n");
+    repo.start("s");
+    repo.git(&["add", "-N", "new.txt"]);
+    repo.stop("s", false).assert_blocked_with("1 failed");
+    // Back to the session's start: not work.
+    repo.prompt("s");
+    repo.git(&["rm", "-q", "--cached", "new.txt"]);
+    repo.stop("s", false).assert_quiet();
+    // Cleared, having been set at the start: work.
+    repo.git(&["add", "-N", "new.txt"]);
+    repo.start("t");
+    repo.git(&["rm", "-q", "--cached", "new.txt"]);
+    repo.stop("t", false).assert_blocked_with("1 failed");
+}
+
+/// A sparse checkout's left-out files (skip-worktree set before the
+/// session) are not work, and an edit to a file it keeps is.
+#[test]
+fn a_sparse_checkout_is_gated_as_before() {
+    let sb = Sandbox::new();
+    let repo = sb.repo("r");
+    repo.arm_counting();
+    repo.write("broken", "x");
+    repo.write("kept/a.txt", "a\n");
+    repo.write("left/b.txt", "b\n");
+    repo.commit("a failing tree to start from");
+    repo.git(&["sparse-checkout", "set", "--no-cone", "/*", "!/left/"]);
+    assert!(!repo.path("left/b.txt").exists(), "not sparse");
+    repo.start("s");
+    repo.stop("s", false).assert_quiet();
+    assert_eq!(repo.runs(), 0);
+    repo.write("kept/a.txt", "edited\n");
+    repo.stop("s", false).assert_blocked_with("1 failed");
+}
+
+/// [`gated_after`], with `README.md`'s stat data in the index older than
+/// the index (not racy): git trusts it by its stat data alone.
+fn gated_after_with_settled_readme(change: impl FnOnce(&crate::util::Repo)) {
+    let sb = Sandbox::new();
+    let repo = sb.repo("r");
+    repo.arm_counting();
+    repo.write("broken", "x");
+    age(&repo.path("README.md"), Duration::from_secs(3600));
+    repo.commit("a failing tree to start from");
+    repo.start("s");
+    change(&repo);
+    repo.stop("s", false).assert_blocked_with("1 failed");
+}
+
+/// What git's configuration says to skip in its stat comparison
+/// (`core.trustctime`, `core.checkStat`, `core.fileMode`) the gate checks
+/// anyway: the agent can write that configuration.
+#[test]
+fn git_configuration_cannot_make_the_stat_comparison_look_away() {
+    use std::os::unix::fs::MetadataExt;
+    gated_after_with_settled_readme(|repo| {
+        let path = repo.path("README.md");
+        let before = std::fs::metadata(&path).expect("stat");
+        repo.git(&["config", "core.trustctime", "false"]);
+        repo.git(&["config", "core.checkStat", "minimal"]);
+        std::fs::write(&path, "jello\n").expect("write");
+        let file = std::fs::File::options()
+            .write(true)
+            .open(&path)
+            .expect("open");
+        file.set_modified(
+            std::time::UNIX_EPOCH
+                + Duration::new(before.mtime() as u64, before.mtime_nsec() as u32),
+        )
+        .expect("set mtime");
+        assert_eq!(repo.git(&["status", "--porcelain"]), "", "git sees it");
+    });
+    gated_after_with_settled_readme(|repo| {
+        repo.git(&["config", "core.fileMode", "false"]);
+        repo.chmod("README.md", 0o755);
+        assert_eq!(repo.git(&["status", "--porcelain"]), "", "git sees it");
+    });
+}
+
+/// A same-size edit whose modification time is set back, made in the same
+/// second the file last changed: git's seconds-only comparison sees the
+/// same stat data (and `git status` nothing); the change time's
+/// nanoseconds, which no user command sets, differ.
+#[test]
+fn a_same_size_edit_with_a_forged_time_in_the_same_second_is_work() {
+    use std::os::unix::fs::MetadataExt;
+    let old = std::time::UNIX_EPOCH + Duration::from_secs(1_700_000_000);
+    for attempt in 0.. {
+        assert!(attempt < 20, "never landed in one second");
+        let sb = Sandbox::new();
+        let repo = sb.repo("r");
+        repo.arm_counting();
+        repo.write("broken", "x");
+        let path = repo.path("app.txt");
+        let set_old = || {
+            let file = std::fs::File::options()
+                .write(true)
+                .open(&path)
+                .expect("open");
+            file.set_modified(old).expect("set mtime");
+        };
+        std::fs::write(&path, "aaaa\n").expect("write");
+        set_old();
+        // The index keeps the file's stat data older than the index: not
+        // racy, trusted by its stat data.
+        repo.commit("a failing tree to start from");
+        repo.start("s");
+        let before = std::fs::metadata(&path).expect("stat");
+        std::fs::write(&path, "bbbb\n").expect("write");
+        set_old();
+        let after = std::fs::metadata(&path).expect("stat");
+        if after.ctime() != before.ctime() {
+            continue;
+        }
+        assert_eq!(after.ino(), before.ino());
+        assert_eq!(repo.git(&["status", "--porcelain"]), "", "git sees it");
+        repo.stop("s", false).assert_blocked_with("1 failed");
+        break;
+    }
+}

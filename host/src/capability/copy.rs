@@ -166,7 +166,11 @@ pub fn make(repo: &Path) -> Result<Copy> {
     // Staged changes into the copy's index and tree, then unstaged ones
     // into its tree: `git diff --check` sees what it sees in the original.
     let diff = |cached: bool| -> Result<Vec<u8>> {
+        // A mode change counts whatever `core.fileMode` says (the gate
+        // compares modes regardless: `tracked::Rules::strict`).
         let mut args = vec![
+            "-c",
+            "core.fileMode=true",
             "diff",
             "--binary",
             "--no-color",
@@ -190,6 +194,7 @@ pub fn make(repo: &Path) -> Result<Copy> {
     if !unstaged.is_empty() {
         apply(&root, &unstaged, false).context("cannot copy your unstaged changes")?;
     }
+    copy_flagged(repo, &root)?;
     copy_untracked(repo, &root)?;
     copy_ignored(repo, &root)?;
     for dir in DEPENDENCY_DIRS {
@@ -261,6 +266,43 @@ fn apply(root: &Path, patch: &[u8], index: bool) -> Result<()> {
         bail!("git apply: {}", String::from_utf8_lossy(&out.stderr).trim());
     }
     written.context("cannot hand git the patch")
+}
+
+/// Copies the tracked files `git diff` looks past: those marked
+/// assume-unchanged (`git update-index --assume-unchanged`) or
+/// skip-worktree, as they are in the work tree (one gone from it is gone
+/// from the copy), but skip-worktree files a sparse checkout left out.
+/// Otherwise the copy would hold HEAD's version of a file the agent broke
+/// and then hid.
+fn copy_flagged(repo: &Path, root: &Path) -> Result<()> {
+    let sparse = git(repo, &["config", "--bool", "core.sparseCheckout"])
+        .is_ok_and(|out| text(&out) == "true");
+    let list = git(repo, &["ls-files", "-z", "-v"])?;
+    for line in list.split(|&b| b == 0) {
+        // `TAG PATH`: a lowercase tag is assume-unchanged, `S` skip-worktree.
+        let [tag, b' ', path @ ..] = line else {
+            continue;
+        };
+        let assumed = tag.is_ascii_lowercase();
+        let skipped = tag.eq_ignore_ascii_case(&b'S');
+        if !assumed && !skipped {
+            continue;
+        }
+        use std::os::unix::ffi::OsStrExt;
+        let rel = Path::new(std::ffi::OsStr::from_bytes(path));
+        if std::fs::symlink_metadata(repo.join(rel)).is_ok() {
+            copy_file(repo, root, rel)?;
+        } else if assumed || !sparse {
+            match std::fs::remove_file(root.join(rel)) {
+                Ok(()) => {}
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+                Err(e) => {
+                    return Err(e).with_context(|| format!("cannot copy `{}`", rel.display()));
+                }
+            }
+        }
+    }
+    Ok(())
 }
 
 /// Copies the files git does not track and does not ignore.

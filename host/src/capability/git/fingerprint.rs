@@ -106,6 +106,8 @@ fn walk_at(root: &Path, memo: &mut Memo, read_at: i64) -> Result<Walk> {
     let (staged, staged_records) =
         staged_digest(&repo, head_id, &index, &index_id.entries, memo, &mut work)?;
     let mut unstaged = unstaged_records(&repo, root, &index, &index_id, memo, &mut work, read_at)?;
+    let flags = flagged(&index, sparse_checkout(&repo));
+    unstaged.extend(flags.records);
     unstaged.sort();
 
     let mut hasher = blake3::Hasher::new();
@@ -118,6 +120,9 @@ fn walk_at(root: &Path, memo: &mut Memo, read_at: i64) -> Result<Walk> {
         )
         .as_bytes(),
     );
+    if let Some(digest) = &flags.digest {
+        hasher.update(format!("flags {digest}\n").as_bytes());
+    }
     for (path, what) in &unstaged {
         hasher.update(path);
         hasher.update(b"\0");
@@ -140,6 +145,58 @@ fn walk_at(root: &Path, memo: &mut Memo, read_at: i64) -> Result<Walk> {
 
 /// A path and what it holds there.
 pub(super) type Record = (BString, String);
+
+/// The index entries with a flag a person (or an agent) sets to make git
+/// look past a file: assume-unchanged and skip-worktree.
+struct Flagged {
+    /// The digest of every such entry's path and flags (`None`: none has
+    /// one), so that setting or clearing a flag changes the fingerprint.
+    digest: Option<String>,
+    /// A record for each, so that the path is among the changed files of a
+    /// session that set or cleared its flag; not for skip-worktree entries
+    /// of a sparse checkout (there can be very many, and they stay put).
+    records: Vec<Record>,
+}
+
+fn flagged(index: &gix::index::File, sparse: bool) -> Flagged {
+    use gix::index::entry::Flags;
+    let mut bytes = Vec::new();
+    let mut records = Vec::new();
+    for entry in index.entries() {
+        let flags = entry.flags & (Flags::ASSUME_VALID | Flags::SKIP_WORKTREE);
+        if flags.is_empty() {
+            continue;
+        }
+        let path = entry.path(index);
+        bytes.extend_from_slice(path);
+        bytes.push(b'\0');
+        bytes.extend_from_slice(&flags.bits().to_le_bytes());
+        let names = [
+            (Flags::ASSUME_VALID, "assume-unchanged"),
+            (Flags::SKIP_WORKTREE, "skip-worktree"),
+        ];
+        let named: Vec<&str> = names
+            .iter()
+            .filter(|(flag, _)| flags.contains(*flag) && !(sparse && *flag == Flags::SKIP_WORKTREE))
+            .map(|(_, name)| *name)
+            .collect();
+        if !named.is_empty() {
+            records.push((path.to_owned(), format!("flagged {}", named.join(","))));
+        }
+    }
+    Flagged {
+        digest: (!bytes.is_empty()).then(|| blake3::hash(&bytes).to_hex().to_string()),
+        records,
+    }
+}
+
+/// Whether the repository is a sparse checkout (`core.sparseCheckout`),
+/// whose skip-worktree entries are files left out on purpose.
+fn sparse_checkout(repo: &gix::Repository) -> bool {
+    repo.config_snapshot()
+        .boolean("core.sparseCheckout")
+        .unwrap_or(false)
+}
 
 /// The paths whose content differs between the trees of commits `from`
 /// and `to` (added, modified, deleted; a rename is both of its paths).
@@ -372,24 +429,18 @@ fn unstaged_records_with(
         .clone()
         .filter(|s| Some(s.index) == index_id.stamp && s.entries == index_id.entries);
     // Only the entries the stat pass could not show unchanged go to gix.
-    let rules = tracked::Rules {
-        stat: repo
-            .stat_options()
-            .context("cannot read the configuration")?,
-        fs: repo
-            .filesystem_options()
-            .context("cannot read the configuration")?,
-    };
+    let rules = tracked::Rules::strict(repo)?;
     let tracked_started = std::time::Instant::now();
     let looks = tracked::needing_a_look(root, index, rules, threads);
     work.looked = looks.len();
     let subset;
-    let to_look: &gix::index::State = if looks.len() == index.entries().len() {
-        index
-    } else {
-        subset = tracked::subset(index, &looks);
-        &subset
-    };
+    let to_look: &gix::index::State =
+        if looks.len() == index.entries().len() && !tracked::any_flagged(index, &looks) {
+            index
+        } else {
+            subset = tracked::subset(index, &looks, sparse_checkout(repo));
+            &subset
+        };
     let compared = Compared::default();
     let compare = SettledEq {
         root,
@@ -522,14 +573,11 @@ fn tracked_changes(
         .into_parts();
     let pathspec = gix::pathspec::Search::from_specs(None, None, workdir)
         .context("cannot make an empty pathspec")?;
+    let rules = tracked::Rules::strict(repo)?;
     let options = status::Options {
-        fs: repo
-            .filesystem_options()
-            .context("cannot read the configuration")?,
+        fs: rules.fs,
         thread_limit: Some(threads),
-        stat: repo
-            .stat_options()
-            .context("cannot read the configuration")?,
+        stat: rules.stat,
         fscache: false,
     };
     gix::status::plumbing::index_as_worktree(
@@ -949,10 +997,7 @@ mod tests {
                 "{expected} in {changed:?}"
             );
         }
-        let rules = tracked::Rules {
-            stat: repo.stat_options().expect("stat options"),
-            fs: repo.filesystem_options().expect("fs options"),
-        };
+        let rules = tracked::Rules::strict(&repo).expect("rules");
         for threads in [1, 3] {
             let looks: Vec<String> = tracked::needing_a_look(root, &index, rules, threads)
                 .into_iter()

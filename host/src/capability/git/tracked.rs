@@ -11,10 +11,11 @@
 //! of its name in it: the kernel resolves one name, not the whole path.
 //!
 //! It must never call an entry unchanged that gix would call changed: that
-//! would be a silent pass. So whatever is not the plain case (any flag or
-//! stage, a submodule, stat data that differs or is racy, a mode that
-//! changed, a leading directory that is not a plain directory, an error)
-//! is left to gix.
+//! would be a silent pass. So whatever is not the plain case (a flag other
+//! than a hint, a stage, a submodule, stat data that differs or is racy, a
+//! mode that changed, a leading directory that is not a plain directory,
+//! an error) is left to gix. The rules are stricter than git's own
+//! ([`Rules::strict`]), and hints that say "unchanged" are not taken.
 
 // The stat fields' types differ between Linux and macOS (`mode_t` is 16
 // bits there), so casts that are no-ops here are not on every target.
@@ -28,12 +29,49 @@ use std::os::fd::OwnedFd;
 use std::os::unix::ffi::OsStrExt;
 use std::path::Path;
 
-/// What the comparison depends on, from the repository's configuration.
+/// What the comparison depends on.
 #[derive(Clone, Copy)]
 pub struct Rules {
     pub stat: gix::index::entry::stat::Options,
     pub fs: gix::fs::Capabilities,
 }
+
+impl Rules {
+    /// The rules for `repo`, strict whatever its configuration says: the
+    /// change time and the inode are always compared, and the executable
+    /// bit and symlinks always count (Linux and macOS file systems keep
+    /// both). `core.trustctime`, `core.checkStat`, `core.fileMode` and
+    /// `core.symlinks` are for git's speed or odd file systems; read from
+    /// a configuration the agent can write, they would let a same-size
+    /// edit with its modification time set back, or a `chmod`, pass
+    /// unseen. A stricter rule only costs a read of a file whose stat data
+    /// differs; the content decides.
+    pub fn strict(repo: &gix::Repository) -> anyhow::Result<Rules> {
+        use anyhow::Context;
+        let mut fs = repo
+            .filesystem_options()
+            .context("cannot read the configuration")?;
+        fs.executable_bit = true;
+        fs.symlink = true;
+        Ok(Rules {
+            stat: gix::index::entry::stat::Options {
+                trust_ctime: true,
+                check_stat: true,
+                use_nsec: true,
+                use_stdev: false,
+            },
+            fs,
+        })
+    }
+}
+
+/// Flags that make gix's status skip an entry unread. Each is a hint that
+/// the file is as the index says (`git update-index --assume-unchanged`,
+/// an fsmonitor's word, or git's own "checked already"), and the agent can
+/// set the first two with one command: the gate looks anyway.
+pub const HINTS: Flags = Flags::ASSUME_VALID
+    .union(Flags::FSMONITOR_VALID)
+    .union(Flags::UPTODATE);
 
 /// The positions in `index` of the entries not shown unchanged here, in
 /// index order, found on `threads` threads.
@@ -123,8 +161,9 @@ impl<'a> Pass<'a> {
     /// Whether gix would find entry `i` unchanged without reading it.
     fn unchanged(&mut self, i: usize) -> bool {
         let entry = &self.index.entries()[i];
-        // Flags (and the stage, kept among them) each change what gix does.
-        if !(entry.flags - Flags::EXTENDED - Flags::PATH_LEN).is_empty()
+        // Flags (and the stage, kept among them) each change what gix does;
+        // hints are looked past, as the status is made to ([`subset`]).
+        if !(entry.flags - Flags::EXTENDED - Flags::PATH_LEN - HINTS).is_empty()
             || !matches!(
                 entry.mode,
                 Mode::FILE | Mode::FILE_EXECUTABLE | Mode::SYMLINK
@@ -168,6 +207,16 @@ impl<'a> Pass<'a> {
             size: st.st_size as u32,
         };
         let Rules { stat: options, fs } = self.rules;
+        // Nanoseconds are compared where the index keeps them (git writes
+        // them on Linux and macOS; a writer that leaves them 0 would make
+        // every file be read). The change time's cannot be set back, so a
+        // same-size edit in the same second as the last `git add`, with
+        // its modification time forged, is still seen.
+        let seconds_only = gix::index::entry::stat::Options {
+            use_nsec: false,
+            ..options
+        };
+        let nsecs_match = |new: Time, old: Time| old.nsecs == 0 || new.nsecs == old.nsecs;
         !is_dir
             && entry
                 .mode
@@ -180,9 +229,11 @@ impl<'a> Pass<'a> {
                     fs.executable_bit,
                 )
                 .is_none()
-            && stat.matches(&entry.stat, options)
+            && stat.matches(&entry.stat, seconds_only)
+            && nsecs_match(stat.mtime, entry.stat.mtime)
+            && nsecs_match(stat.ctime, entry.stat.ctime)
             && (!entry.id.is_empty_blob() || entry.stat.size == 0)
-            && !stat.is_racy(self.index.timestamp(), options)
+            && !stat.is_racy(self.index.timestamp(), seconds_only)
     }
 }
 
@@ -244,19 +295,35 @@ fn time(secs: i64, nsecs: i64) -> Time {
 }
 
 /// The entries of `index` at `positions` (in index order), as an index of
-/// their own with the same timestamp, for gix's status to look at.
-pub fn subset(index: &gix::index::State, positions: &[usize]) -> gix::index::State {
+/// their own with the same timestamp, for gix's status to look at, with
+/// their [`HINTS`] cleared so that it compares them, and skip-worktree
+/// cleared too unless `sparse` (a sparse checkout, whose skip-worktree
+/// entries are files left out of the work tree on purpose).
+pub fn subset(index: &gix::index::State, positions: &[usize], sparse: bool) -> gix::index::State {
     let mut out = gix::index::State::new(index.object_hash());
     out.set_timestamp(index.timestamp());
+    let cleared = if sparse {
+        HINTS
+    } else {
+        HINTS | Flags::SKIP_WORKTREE
+    };
     for &i in positions {
         let entry = &index.entries()[i];
         out.dangerously_push_entry(
             entry.stat,
             entry.id,
-            entry.flags,
+            entry.flags - cleared,
             entry.mode,
             entry.path_in(index.path_backing()),
         );
     }
     out
+}
+
+/// Whether any of the entries at `positions` has a flag [`subset`] clears.
+pub fn any_flagged(index: &gix::index::State, positions: &[usize]) -> bool {
+    let flags = HINTS | Flags::SKIP_WORKTREE;
+    positions
+        .iter()
+        .any(|&i| index.entries()[i].flags.intersects(flags))
 }
