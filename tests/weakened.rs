@@ -494,6 +494,57 @@ fn a_replay_in_a_copy_that_lacks_something_is_not_a_weakening() {
     assert_eq!(repo.status_json().1["verdict"], "verified");
 }
 
+/// A file hidden from `git diff` by an index flag is still what the agent
+/// changed: the replay's copy holds it as it is on disk (the code here, or
+/// the test), and the weakened test it hid is still evidence. Were the copy
+/// made from HEAD, the checks as they are now would fail in it ("could not
+/// be judged") and the pass would read as verified.
+#[test]
+fn a_change_hidden_by_assume_unchanged_is_replayed_as_it_is_on_disk() {
+    let hidden_code = Session {
+        name: "the code hidden",
+        edits: &[
+            Edit::Replace("calc.py", "return a - b", "return 42"),
+            Edit::Replace("tests/test_calc.py", "add(2, 3), 5", "add(2, 3), 42"),
+        ],
+        expect: Expect::Weakened,
+    };
+    let hidden_test = Session {
+        name: "the test hidden",
+        edits: &[Edit::Replace(
+            "tests/test_calc.py",
+            "add(2, 3), 5",
+            "add(2, 3), -1",
+        )],
+        expect: Expect::Weakened,
+    };
+    for (session, hide) in [
+        (hidden_code, "calc.py"),
+        (hidden_test, "tests/test_calc.py"),
+    ] {
+        let sb = Sandbox::new();
+        let repo = project(&sb, UNITTEST_FILES, UNITTEST_VERIFY);
+        repo.start("s");
+        apply(&repo, session.edits);
+        repo.git(&["update-index", "--assume-unchanged", hide]);
+        assert_eq!(repo.git(&["diff", "--name-only", "--", hide]), "");
+        let out = repo.stop("s", false);
+        let (code, status) = repo.status_json();
+        let what = format!("session `{}`:\n{out}\nstatus: {status}", session.name);
+        assert_eq!(status["verdict"], "weakened", "{what}");
+        assert_eq!(code, 1, "{what}");
+        out.assert_yielded_saying("prove-it: WEAKENED");
+        assert!(out.message().contains("tests/test_calc.py"), "{what}");
+        // The person is told why `git diff` shows nothing there.
+        assert!(
+            out.message().contains(&format!(
+                "`git update-index --no-assume-unchanged {hide}` shows them"
+            )),
+            "{what}"
+        );
+    }
+}
+
 #[test]
 fn the_list_is_pinned_at_the_session_start() {
     let sb = Sandbox::new();

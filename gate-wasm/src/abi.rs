@@ -380,7 +380,8 @@ pub struct CheckChanges {
     /// Each check that differs from the session's start.
     pub files: Vec<CheckChange>,
     /// Evidence in files that are not checks (lint suppressions added to
-    /// the code), one line each, naming the file.
+    /// the code, a file an index flag hides from `git diff`), one line
+    /// each, naming the file.
     #[serde(default)]
     pub code: Vec<String>,
     /// Where the list of checks in force comes from (the committed

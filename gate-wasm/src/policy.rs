@@ -722,7 +722,7 @@ fn judge(host: &mut impl Host, changed_verify: Option<String>, notes: &mut Vec<S
         }
     };
     let code_note = (!changes.code.is_empty()).then(|| {
-        let mut text = "prove-it: note: lint suppressions added to the code:".to_string();
+        let mut text = "prove-it: note: in the code:".to_string();
         for line in &changes.code {
             text.push_str("\n  ");
             text.push_str(line);
@@ -834,8 +834,11 @@ fn file_lines(changes: &CheckChanges) -> Vec<String> {
             lines.push(format!("  - {e}"));
         }
     }
+    if !changes.code.is_empty() {
+        lines.push("In the code:".to_string());
+    }
     for line in &changes.code {
-        lines.push(line.clone());
+        lines.push(format!("  - {line}"));
     }
     lines
 }

@@ -258,7 +258,8 @@ pub struct Found {
 
 /// What the session changed in its checks: each changed path (from
 /// `changes::changed_since`) that the pinned list names, compared with its
-/// start; and lint suppressions added to the other changed files.
+/// start; lint suppressions added to the other changed files; and the
+/// changed paths an index flag hides from `git diff`.
 /// `dirty_at_start` is the start's snapshot: the paths that differed from
 /// HEAD then.
 pub fn changes(
@@ -324,6 +325,21 @@ pub fn changes(
         let now = Content::on_disk(&root.join(path))?;
         if let Some(f) = compare(path, class, start, now) {
             found.push(f);
+        }
+    }
+    // A person reading `git diff` would not see these paths' changes: say
+    // so, on the check or among the code's notes.
+    for (path, flag) in git::hidden_paths(root)? {
+        if !changed.contains(&path) {
+            continue;
+        }
+        let undo = flag.split(',').next().unwrap_or(&flag);
+        let line = format!(
+            "marked {flag}, so `git status` and `git diff` do not show its changes (`git update-index --no-{undo} {path}` shows them)"
+        );
+        match found.iter_mut().find(|f| f.change.path == path) {
+            Some(f) => f.change.evidence.push(line),
+            None => report.code.push(format!("`{path}`: {line}")),
         }
     }
     report.files = found.iter().map(|f| f.change.clone()).collect();

@@ -17,6 +17,7 @@ use gix::status::plumbing::index_as_worktree::traits::{
 };
 use gix::status::plumbing::index_as_worktree::{Change, EntryStatus};
 use prove_it_gate::abi::TreeState;
+use std::collections::BTreeMap;
 use std::os::unix::ffi::OsStrExt;
 use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
@@ -220,6 +221,23 @@ pub fn tracked_paths(root: &Path) -> Result<Vec<String>> {
         .entries()
         .iter()
         .map(|e| e.path(&index).to_str_lossy().into_owned())
+        .collect())
+}
+
+/// The tracked paths an index flag hides from `git status` and `git diff`
+/// (assume-unchanged; skip-worktree outside a sparse checkout), each with
+/// the flag's name: the gate sees their changes, a person reading
+/// `git diff` would not.
+pub fn hidden_paths(root: &Path) -> Result<BTreeMap<String, String>> {
+    let repo = open(root)?;
+    let index = read_index(&repo)?;
+    Ok(flagged(&index, sparse_checkout(&repo))
+        .records
+        .into_iter()
+        .map(|(path, what)| {
+            let flag = what.strip_prefix("flagged ").unwrap_or(&what).to_string();
+            (path.to_str_lossy().into_owned(), flag)
+        })
         .collect())
 }
 

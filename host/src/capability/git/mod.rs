@@ -14,5 +14,5 @@ mod untracked;
 
 pub use blob::{Commit, file_at};
 pub use discover::discover;
-pub use fingerprint::{Walk, Work, tracked_paths, tree_state, walk};
+pub use fingerprint::{Walk, Work, hidden_paths, tracked_paths, tree_state, walk};
 pub use memo::Memo;
