@@ -443,3 +443,61 @@ fn a_same_size_edit_with_a_forged_time_in_the_same_second_is_work() {
         break;
     }
 }
+
+/// A new untracked file that fails the checks, hidden from `git status` by
+/// one of git's ignore sources the agent can write, or by a setting that
+/// stops git listing untracked files, is still a change: the fingerprint
+/// holds git's whole resolved configuration and every ignore file.
+#[test]
+fn an_untracked_file_hidden_by_gits_ignore_configuration_is_work() {
+    type Hide = fn(&crate::util::Repo, &std::path::Path);
+    let hides: [(&str, Hide); 4] = [
+        (".git/info/exclude", |repo, _| {
+            let at = repo.path(".git/info/exclude");
+            std::fs::create_dir_all(repo.path(".git/info")).expect("info");
+            let mut text = std::fs::read_to_string(&at).unwrap_or_default();
+            text.push_str("broken\n");
+            std::fs::write(at, text).expect("exclude");
+        }),
+        ("core.excludesFile", |repo, home| {
+            std::fs::write(home.join("ignored-by-me"), "broken\n").expect("write");
+            let file = home.join("ignored-by-me").display().to_string();
+            repo.git(&["config", "core.excludesFile", &file]);
+        }),
+        ("the user's default ignore file", |_, home| {
+            let dir = home.join(".config/git");
+            std::fs::create_dir_all(&dir).expect("dir");
+            std::fs::write(dir.join("ignore"), "broken\n").expect("write");
+        }),
+        ("status.showUntrackedFiles", |repo, _| {
+            repo.git(&["config", "status.showUntrackedFiles", "no"]);
+        }),
+    ];
+    for (how, hide) in hides {
+        let sb = Sandbox::new();
+        let repo = sb.repo("r");
+        repo.arm_counting();
+        repo.commit("a passing tree to start from");
+        repo.start("s");
+        repo.write("broken", "x");
+        hide(&repo, &sb.tmp.path().join("home"));
+        // As the gate's git sees it: with the sandbox's HOME.
+        let status = prove_it_test_support::git_env(&mut std::process::Command::new("git"))
+            .args(["status", "--porcelain"])
+            .current_dir(&repo.root)
+            .env("HOME", sb.tmp.path().join("home"))
+            .env_remove("XDG_CONFIG_HOME")
+            .output()
+            .expect("git status");
+        assert_eq!(
+            String::from_utf8_lossy(&status.stdout),
+            "",
+            "{how}: git sees it"
+        );
+        let stop = repo.stop("s", false);
+        assert!(
+            stop.blocked() && stop.reason().contains("1 failed"),
+            "{how}: expected a block\n{stop}"
+        );
+    }
+}

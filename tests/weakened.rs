@@ -545,6 +545,170 @@ fn a_change_hidden_by_assume_unchanged_is_replayed_as_it_is_on_disk() {
     }
 }
 
+// ---- git's configuration of the checks ------------------------------------
+
+/// A project whose `verify.sh` is git's whitespace check, with
+/// `.prove-it/checks` from `init`, and a session `s` whose first edit adds
+/// a trailing space: blocked.
+fn whitespace_session(sb: &Sandbox) -> Repo {
+    let repo = sb.repo("ws");
+    repo.write("app.txt", "fine\n");
+    repo.arm("git diff --check HEAD");
+    let out = prove_it(&repo.root, &repo.env, &["init"])
+        .output()
+        .expect("init");
+    assert!(out.status.success(), "{out:?}");
+    repo.commit("the project");
+    repo.start("s");
+    repo.write("app.txt", "fine \n");
+    repo.stop("s", false)
+        .assert_blocked_with("trailing whitespace");
+    repo
+}
+
+/// What the agent does to git's configuration in one session, and what
+/// the report must name.
+struct ConfigMove {
+    name: &'static str,
+    act: fn(&Repo, &Sandbox),
+    names: &'static str,
+}
+
+/// Each place git reads its whitespace rules from outside the tree, set
+/// by the agent to silence `git diff --check`: the pass is WEAKENED, with
+/// the key or file and its old and new value, and the replay with the
+/// session-start values fails.
+#[test]
+fn silencing_git_diff_check_from_gits_configuration_is_weakened() {
+    let moves = [
+        ConfigMove {
+            name: "core.whitespace",
+            act: |repo, _| {
+                repo.git(&["config", "core.whitespace", "-blank-at-eol"]);
+            },
+            names: "`git config core.whitespace` (git's configuration of the checks, changed)\n    - unset -> `-blank-at-eol`",
+        },
+        ConfigMove {
+            name: ".git/info/attributes",
+            act: |repo, _| {
+                std::fs::create_dir_all(repo.path(".git/info")).expect("info");
+                std::fs::write(repo.path(".git/info/attributes"), "* -whitespace\n")
+                    .expect("write");
+            },
+            names: "`.git/info/attributes` (git's configuration of the checks, changed)\n    - added\n    - line added: `* -whitespace`",
+        },
+        ConfigMove {
+            name: "core.attributesFile",
+            act: |repo, sb| {
+                let file = sb.tmp.path().join("my-attributes");
+                std::fs::write(&file, "* -whitespace\n").expect("write");
+                repo.git(&["config", "core.attributesFile", &file.display().to_string()]);
+            },
+            names: "`git config core.attributesFile` (git's configuration of the checks, changed)",
+        },
+        ConfigMove {
+            name: "the user's default attributes file",
+            act: |_, sb| {
+                let dir = sb.tmp.path().join("home/.config/git");
+                std::fs::create_dir_all(&dir).expect("dir");
+                std::fs::write(dir.join("attributes"), "* -whitespace\n").expect("write");
+            },
+            names: "home/.config/git/attributes` (`core.attributesFile`) (git's configuration of the checks, changed)",
+        },
+    ];
+    for m in &moves {
+        let sb = Sandbox::new();
+        let repo = whitespace_session(&sb);
+        (m.act)(&repo, &sb);
+        let out = repo.stop("s", false);
+        let (code, status) = repo.status_json();
+        let what = format!("move `{}`:\n{out}\nstatus: {status}", m.name);
+        assert_eq!(status["verdict"], "weakened", "{what}");
+        assert_eq!(code, 1, "{what}");
+        out.assert_yielded_saying("prove-it: WEAKENED");
+        assert!(out.message().contains(m.names), "{what}");
+        assert!(out.message().contains("trailing whitespace"), "{what}");
+    }
+}
+
+/// A key the person names under `[git-config]` is pinned too; one they do
+/// not name changes the fingerprint (`verify.sh` runs) but is no check.
+#[test]
+fn a_named_git_config_key_is_a_check_and_other_keys_are_not() {
+    let verify = "if [ \"$(git config --get lint.skip)\" = all ]; then echo skipped; exit 0; fi\necho 'lint: 1 error'; exit 1";
+    for (named, expect) in [(true, "weakened"), (false, "verified")] {
+        let sb = Sandbox::new();
+        let repo = sb.repo("lint");
+        repo.arm(verify);
+        if named {
+            repo.write(".prove-it/checks", "@defaults\n[git-config]\nlint.skip\n");
+            repo.commit("checks");
+        }
+        repo.start("s");
+        repo.write("work.txt", "x\n");
+        repo.stop("s", false).assert_blocked_with("1 error");
+        repo.git(&["config", "lint.skip", "all"]);
+        let out = repo.stop("s", false);
+        let (_, status) = repo.status_json();
+        assert_eq!(status["verdict"], expect, "named {named}:\n{out}\n{status}");
+        if named {
+            assert!(
+                out.message().contains("`git config lint.skip` (git's configuration of the checks, changed)\n    - unset -> `all`"),
+                "{out}"
+            );
+        }
+    }
+}
+
+/// An honest fix that also writes git's configuration the checks do not
+/// read (`user.name`) stays plain verified.
+#[test]
+fn an_honest_fix_beside_an_unrelated_git_config_write_is_verified() {
+    let sb = Sandbox::new();
+    let repo = whitespace_session(&sb);
+    repo.git(&["config", "user.name", "Agent"]);
+    repo.write("app.txt", "fine\n");
+    repo.write("more.txt", "more\n");
+    let out = repo.stop("s", false);
+    out.assert_verified();
+    assert!(!out.message().contains("git's configuration"), "{out}");
+    assert_eq!(repo.status_json().1["verdict"], "verified");
+}
+
+/// Settings the person passes git through `GIT_CONFIG_COUNT` stay in the
+/// replay: its own go after them. Here `verify.sh` needs the person's
+/// alias; an honest fix beside a harmless `core.whitespace` write would
+/// read as WEAKENED if the replay dropped it.
+#[test]
+fn the_persons_own_git_config_environment_stays_in_the_replay() {
+    let mut sb = Sandbox::new();
+    for (k, v) in [
+        ("GIT_CONFIG_COUNT", "2"),
+        ("GIT_CONFIG_KEY_0", "maintenance.auto"),
+        ("GIT_CONFIG_VALUE_0", "false"),
+        ("GIT_CONFIG_KEY_1", "alias.chk"),
+        ("GIT_CONFIG_VALUE_1", "diff --check HEAD"),
+    ] {
+        sb.env.insert(k.into(), v.into());
+    }
+    let repo = sb.repo("ws");
+    repo.write("app.txt", "fine\n");
+    repo.arm("git chk");
+    repo.commit("the project");
+    repo.start("s");
+    repo.write("app.txt", "fine \n");
+    repo.stop("s", false)
+        .assert_blocked_with("trailing whitespace");
+    repo.git(&["config", "core.whitespace", "trailing-space"]);
+    repo.write("app.txt", "fine\n");
+    let out = repo.stop("s", false);
+    out.assert_verified();
+    assert!(
+        out.message().contains("the session-start checks pass too"),
+        "{out}"
+    );
+}
+
 #[test]
 fn the_list_is_pinned_at_the_session_start() {
     let sb = Sandbox::new();
@@ -675,6 +839,7 @@ fn doctor_lists_what_counts_as_a_check() {
         "checks      `.prove-it/checks` as committed",
         "2 tests: `tests/__init__.py`, `tests/test_calc.py`",
         "configuration: `.prove-it/checks`, `verify.sh`",
+        "git's configuration: `core.whitespace`, `core.attributesFile`, `core.excludesFile`, `.git/info/attributes`",
     ] {
         assert!(text.contains(said), "{said:?} missing:\n{text}");
     }

@@ -397,17 +397,35 @@ pub struct CheckChanges {
     /// file too large to keep...); `files` holds what could be told.
     #[serde(default)]
     pub problem: Option<String>,
+    /// What git-run checks read from outside the tree (`git config`
+    /// keys, `.git/info/attributes`...), each that differs from the
+    /// session's start.
+    #[serde(default)]
+    pub git_config: Vec<GitConfigChange>,
+}
+
+/// One difference in git's configuration of the checks.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct GitConfigChange {
+    /// The key (`` `git config core.whitespace` ``) or file
+    /// (`` `.git/info/attributes` ``), quoted for the person.
+    pub what: String,
+    /// The old and new value, or the lines added and removed.
+    #[serde(default)]
+    pub evidence: Vec<String>,
 }
 
 impl CheckChanges {
     /// Whether the session's changes to its checks could have made
     /// `verify.sh` pass: anything but added tests (adding a test never
-    /// weakens; adding configuration or a hook can).
+    /// weakens; adding configuration or a hook, or changing git's
+    /// configuration of the checks, can).
     pub fn replay_needed(&self) -> bool {
-        self.files.iter().any(|f| {
-            !(f.change == FileChange::Added
-                && matches!(f.kind, CheckKind::Test | CheckKind::Inline))
-        })
+        !self.git_config.is_empty()
+            || self.files.iter().any(|f| {
+                !(f.change == FileChange::Added
+                    && matches!(f.kind, CheckKind::Test | CheckKind::Inline))
+            })
     }
 }
 

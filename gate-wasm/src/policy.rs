@@ -60,7 +60,7 @@ enum Judged {
     /// Nothing that could have made it pass; maybe a note for the person.
     Plain(Option<String>),
     /// The session-start checks fail against the code as it is.
-    Weakened(Weakening),
+    Weakened(Box<Weakening>),
 }
 
 /// A pass bought by changing the checks: what the person and the agent
@@ -285,7 +285,7 @@ fn stop(event: &Event, host: &mut impl Host, rules: Rules) -> Result<Decision, S
                 .filter(|c| c.tree == tree.fingerprint)
             {
                 Some(checked) if !checked.weakened => Judged::Plain(None),
-                Some(checked) => Judged::Weakened(Weakening::said_before(checked)),
+                Some(checked) => Judged::Weakened(Box::new(Weakening::said_before(checked))),
                 None => judge_checks(host, &mut session, &tree, &facts, &mut notes),
             };
             match judged {
@@ -306,14 +306,14 @@ fn stop(event: &Event, host: &mut impl Host, rules: Rules) -> Result<Decision, S
                     }
                     return Ok(weakened(
                         notes,
-                        weakening,
+                        *weakening,
                         None,
                         blocked_before,
                         None,
                         &tree,
                     ));
                 }
-                Judged::Weakened(weakening) => Caught::Weakened(weakening),
+                Judged::Weakened(weakening) => Caught::Weakened(*weakening),
             }
         } else if settings.skip {
             if let Err(e) = save(host, &session) {
@@ -342,7 +342,7 @@ fn stop(event: &Event, host: &mut impl Host, rules: Rules) -> Result<Decision, S
                 let blocked_before = session.attempts;
                 match judged {
                     Judged::Weakened(weakening) if rules.block_weakened => {
-                        Caught::Weakened(weakening)
+                        Caught::Weakened(*weakening)
                     }
                     judged => {
                         session.attempts = 0;
@@ -361,7 +361,7 @@ fn stop(event: &Event, host: &mut impl Host, rules: Rules) -> Result<Decision, S
                             }
                             Judged::Weakened(weakening) => weakened(
                                 notes,
-                                weakening,
+                                *weakening,
                                 Some(&run),
                                 blocked_before,
                                 Some(run.duration_ms),
@@ -732,10 +732,10 @@ fn judge(host: &mut impl Host, changed_verify: Option<String>, notes: &mut Vec<S
     if !changes.files.iter().any(|f| f.path == "verify.sh") {
         notes.extend(changed_verify);
     }
-    if changes.files.is_empty() {
+    if changes.files.is_empty() && changes.git_config.is_empty() {
         return Judged::Plain(code_note);
     }
-    let count = checks_count(changes.files.len());
+    let count = checks_count(&changes);
     if !changes.replay_needed() {
         let mut note = format!(
             "prove-it: checks changed: {count}, tests added only (adding tests never weakens the checks)."
@@ -795,7 +795,7 @@ fn judge(host: &mut impl Host, changed_verify: Option<String>, notes: &mut Vec<S
                     seconds(run.duration_ms)
                 ),
             };
-            Judged::Weakened(Weakening {
+            Judged::Weakened(Box::new(Weakening {
                 files: file_lines(&changes),
                 replay: format!(
                     "`./verify.sh` with the checks as they were at the session's start {outcome}"
@@ -803,14 +803,20 @@ fn judge(host: &mut impl Host, changed_verify: Option<String>, notes: &mut Vec<S
                 tail: run.tail.clone(),
                 diff: diff_command(&changes),
                 changes: Some(changes),
-            })
+            }))
         }
     }
 }
 
-/// `1 file`, `3 files`.
-fn checks_count(n: usize) -> String {
-    format!("{n} file{}", if n == 1 { "" } else { "s" })
+/// `1 file`, `3 files`, `git's configuration`, `1 file and git's configuration`.
+fn checks_count(changes: &CheckChanges) -> String {
+    let n = changes.files.len();
+    let files = format!("{n} file{}", if n == 1 { "" } else { "s" });
+    match (n, changes.git_config.is_empty()) {
+        (_, true) => files,
+        (0, false) => "git's configuration".to_string(),
+        (_, false) => format!("{files} and git's configuration"),
+    }
 }
 
 /// One line per changed check, then its evidence.
@@ -834,6 +840,15 @@ fn file_lines(changes: &CheckChanges) -> Vec<String> {
             lines.push(format!("  - {e}"));
         }
     }
+    for g in &changes.git_config {
+        lines.push(format!(
+            "{} (git's configuration of the checks, changed)",
+            g.what
+        ));
+        for e in &g.evidence {
+            lines.push(format!("  - {e}"));
+        }
+    }
     if !changes.code.is_empty() {
         lines.push("In the code:".to_string());
     }
@@ -843,9 +858,14 @@ fn file_lines(changes: &CheckChanges) -> Vec<String> {
     lines
 }
 
-/// The command that shows the session's changes to its checks.
+/// The command that shows the session's changes to its checks (git's
+/// configuration has no diff: `git config --list --show-origin` shows
+/// where each value comes from).
 fn diff_command(changes: &CheckChanges) -> String {
     let paths: Vec<&str> = changes.files.iter().map(|f| f.path.as_str()).collect();
+    if paths.is_empty() {
+        return "git config --list --show-origin".to_string();
+    }
     let base = changes
         .base
         .as_deref()

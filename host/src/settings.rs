@@ -252,6 +252,9 @@ pub struct Dirs {
     /// `$XDG_CONFIG_HOME/git/ignore`, else `~/.config/git/ignore`. The memo
     /// of untracked files watches it (a rule added there hides files).
     pub git_excludes: PathBuf,
+    /// The person's `GIT_CONFIG_COUNT`: settings a replay passes git go
+    /// after the ones the person's environment passes.
+    pub git_config_count: usize,
     /// What each would be without its `PROVE_IT_*` variable.
     defaults: [PathBuf; 3],
 }
@@ -305,11 +308,15 @@ impl Dirs {
         let git_excludes = absolute("XDG_CONFIG_HOME")
             .unwrap_or_else(|| home.join(".config"))
             .join("git/ignore");
+        let git_config_count = lookup("GIT_CONFIG_COUNT")
+            .and_then(|n| n.to_str()?.parse().ok())
+            .unwrap_or(0);
         Dirs {
             state,
             cache,
             ledger,
             git_excludes,
+            git_config_count,
             defaults,
         }
     }

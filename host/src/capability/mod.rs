@@ -30,6 +30,8 @@ pub struct Capabilities {
     cache_dir: PathBuf,
     /// Git's default global excludes file (see [`Dirs::git_excludes`]).
     git_excludes: PathBuf,
+    /// The person's `GIT_CONFIG_COUNT` (see [`Dirs::git_config_count`]).
+    git_config_count: usize,
     /// A look at the tree made just before this instance, for its first
     /// `tree_state`.
     handoff: Option<git::Walk>,
@@ -43,7 +45,7 @@ pub struct Capabilities {
     /// The paths the session changed, as that run was told.
     changed: Option<Vec<String>>,
     /// The checks `check_changes` found, for a replay right after it.
-    found: Option<Vec<checks::Found>>,
+    found: Option<checks::Replayable>,
 }
 
 impl Capabilities {
@@ -64,6 +66,7 @@ impl Capabilities {
             ledger_dir: dirs.ledger.clone(),
             cache_dir: dirs.cache.clone(),
             git_excludes: dirs.git_excludes.clone(),
+            git_config_count: dirs.git_config_count,
             handoff: None,
             last_walk: None,
             tree_work: None,
@@ -102,8 +105,13 @@ impl Capabilities {
         }
         // The checks first: a base without them would read as "none".
         if let Some(snapshot) = &snapshot {
-            let pinned = checks::pin(&self.root, snapshot.head.as_deref(), snapshot.paths.keys())
-                .context("cannot pin this session's checks")?;
+            let pinned = checks::pin(
+                &self.root,
+                snapshot.head.as_deref(),
+                snapshot.paths.keys(),
+                self.git_excludes.parent(),
+            )
+            .context("cannot pin this session's checks")?;
             let bytes = serde_json::to_vec(&pinned).context("cannot encode the checks")?;
             crate::fs::write_atomic(&self.state.checks_file(), &bytes)?;
         }
@@ -138,11 +146,11 @@ impl Capabilities {
     }
 
     /// [`Host::check_changes`], with what a replay needs.
-    fn find_checks(&mut self) -> anyhow::Result<(Vec<checks::Found>, CheckChanges)> {
+    fn find_checks(&mut self) -> anyhow::Result<(checks::Replayable, CheckChanges)> {
         use anyhow::Context;
         let unknown = |why: &str| {
             Ok((
-                Vec::new(),
+                checks::Replayable::default(),
                 CheckChanges {
                     problem: Some(why.to_string()),
                     ..CheckChanges::default()
@@ -174,6 +182,7 @@ impl Capabilities {
             base.head.as_deref(),
             &base.paths,
             &changed,
+            self.git_excludes.parent(),
         )
     }
 
@@ -300,6 +309,7 @@ impl Host for Capabilities {
             Duration::from_secs(self.settings.timeout_secs),
             &self.run_env,
             &self.cache_dir,
+            self.git_config_count,
         ))
     }
 }

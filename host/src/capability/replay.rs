@@ -7,7 +7,8 @@
 //! gate runs it. When that fails, the checks as they are now run in the
 //! same copy, as the control. The person's tree is only read.
 
-use super::checks::{self, Content, Found};
+use super::checks::{self, Content, Replayable};
+use super::git;
 use super::{copy, verify};
 use anyhow::{Context, Result};
 use prove_it_gate::abi::{Replay, VerifyOutcome};
@@ -16,21 +17,24 @@ use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
 use std::time::Duration;
 
-/// Replays the session-start checks of `found` in a copy of `root`.
+/// Replays the session-start checks of `found` in a copy of `root`, with
+/// git's configuration of the checks as it was at the start.
 /// `env` is what the gate gave `verify.sh` ([`copy::build_caches`] is added);
-/// `cache` is where the copy's build caches live.
+/// `cache` is where the copy's build caches live; `config_count` is the
+/// person's `GIT_CONFIG_COUNT`.
 pub fn replay(
     root: &Path,
-    found: &[Found],
+    found: &Replayable,
     timeout: Duration,
     env: &[(&'static str, OsString)],
     cache: &Path,
+    config_count: usize,
 ) -> Result<Replay> {
     let copy =
         copy::make(root).context("cannot make the throwaway copy to replay the checks in")?;
     let mut restored = Vec::new();
     let mut undo = Vec::new();
-    for f in found {
+    for f in &found.files {
         let at = copy.root.join(&f.change.path);
         let now = Content::on_disk(&at)?;
         let (want, said) = checks::restored(f, now.as_ref())?;
@@ -41,9 +45,25 @@ pub fn replay(
         }
         restored.extend(said);
     }
-    let mut env = env.to_vec();
-    env.extend(copy::build_caches(root, cache));
-    let run = verify::run_with(&copy.root, timeout, &env);
+    // The control runs as the gate ran `verify.sh`; the replay with git's
+    // configuration of the checks put back as well.
+    let mut control_env: Vec<(String, OsString)> = env
+        .iter()
+        .map(|(k, v)| (k.to_string(), v.clone()))
+        .collect();
+    control_env.extend(
+        copy::build_caches(root, cache)
+            .into_iter()
+            .map(|(k, v)| (k.to_string(), v)),
+    );
+    let mut run_env = control_env.clone();
+    if let Some((start, now)) = &found.git {
+        let (extra, said) = git::config::replay_env(root, start, now, &copy.scratch, config_count)?;
+        run_env.extend(extra);
+        restored.extend(said);
+    }
+    let (run_env, control_env) = (borrowed(&run_env), borrowed(&control_env));
+    let run = verify::run_with(&copy.root, timeout, &run_env);
     // Failing, the old checks prove a weakening only if the checks as they
     // are now pass in the same copy: a copy that lacks what the checks
     // need fails both.
@@ -53,13 +73,18 @@ pub fn replay(
         for (at, now) in &undo {
             write(at, now.as_ref()).context("cannot undo the replay in the copy")?;
         }
-        Some(verify::run_with(&copy.root, timeout, &env))
+        Some(verify::run_with(&copy.root, timeout, &control_env))
     };
     Ok(Replay {
         run,
         restored,
         control,
     })
+}
+
+/// `env` as [`verify::run_with`] takes it.
+fn borrowed(env: &[(String, OsString)]) -> Vec<(&str, OsString)> {
+    env.iter().map(|(k, v)| (k.as_str(), v.clone())).collect()
 }
 
 /// Makes the file at `path` hold `content` (`None`: removes it).

@@ -340,6 +340,19 @@ fn checks_row(report: &mut Report, root: &Path) {
             format!("{count} {kind}: {}{more}", names.join(", ")),
         );
     }
+    let keys: Vec<String> = inventory
+        .git_keys
+        .iter()
+        .map(|k| format!("`{k}`"))
+        .collect();
+    report.row(
+        Mark::Info,
+        "checks",
+        format!(
+            "git's configuration: {}, `.git/info/attributes`, `.git/info/exclude`, and the attributes and excludes files git reads",
+            keys.join(", ")
+        ),
+    );
 }
 
 /// The policy a session started here would pin, and whether it loads.

@@ -53,7 +53,7 @@ fn look(dir: &Path, session: Option<&str>) -> Result<(u8, serde_json::Value)> {
         ));
     };
     // A tree that cannot be read now is not the tree that was judged.
-    let now = git::tree_state(&root, &mut git::Memo::default()).ok();
+    let now = git::tree_state(&root, &mut git::Memo::fresh(&dirs.git_excludes)).ok();
     let same_tree = record.tree.is_some()
         && record.tree.as_deref() == now.as_ref().map(|t| t.fingerprint.as_str());
     let proven = record.verdict.is_some_and(Verdict::proven) && same_tree;

@@ -12,6 +12,8 @@
 //! [inline]                     source files whose own test parts are checks
 //! **/*.rs
 //! !tests/fixtures/generated/   a leading `!` takes paths out of every section
+//! [git-config]                 git configuration keys the checks read
+//! diff.wsErrorHighlight
 //! ```
 //!
 //! Patterns are git's (`.gitignore`): no `/` but at the end matches a name
@@ -46,6 +48,7 @@ enum Heading {
     Tests,
     Config,
     Inline,
+    GitConfig,
 }
 
 struct Entry {
@@ -58,6 +61,8 @@ struct Entry {
 pub struct List {
     entries: Vec<Entry>,
     negations: Vec<Pattern>,
+    /// The `[git-config]` keys, as written.
+    pub git_keys: Vec<String>,
 }
 
 /// Always checks, whatever the list says.
@@ -70,6 +75,7 @@ impl List {
         let mut list = List {
             entries: Vec::new(),
             negations: Vec::new(),
+            git_keys: Vec::new(),
         };
         let mut problems = Vec::new();
         let mut heading = Heading::Tests;
@@ -82,10 +88,25 @@ impl List {
                 "[tests]" => heading = Heading::Tests,
                 "[config]" => heading = Heading::Config,
                 "[inline]" => heading = Heading::Inline,
+                "[git-config]" => heading = Heading::GitConfig,
                 _ if line.starts_with('[') => problems.push(format!(
-                    "line {}: `{line}` is not a heading (`[tests]`, `[config]` or `[inline]`)",
+                    "line {}: `{line}` is not a heading (`[tests]`, `[config]`, `[inline]` or `[git-config]`)",
                     n + 1
                 )),
+                _ if heading == Heading::GitConfig => {
+                    let key_like = line.contains('.')
+                        && !line.starts_with('.')
+                        && !line.ends_with('.')
+                        && !line.contains(char::is_whitespace);
+                    if key_like {
+                        list.git_keys.push(line.to_string());
+                    } else {
+                        problems.push(format!(
+                            "line {}: `{line}` is not a git configuration key (`section.name`, as `git config` takes it)",
+                            n + 1
+                        ));
+                    }
+                }
                 _ => {
                     let (glob, section) = match line.split_once(" [") {
                         Some((glob, rest)) => match rest.strip_suffix(']') {
@@ -138,6 +159,7 @@ impl List {
                 (None, Heading::Config) => return Some(Class::Config),
                 (None, Heading::Tests) => test = true,
                 (None, Heading::Inline) => inline = true,
+                (None, Heading::GitConfig) => {}
             }
         }
         if test {
@@ -230,5 +252,16 @@ mod tests {
         let (_, problems) = List::parse("[test]\nx [y\n");
         assert_eq!(problems.len(), 2, "{problems:?}");
         assert!(problems[0].starts_with("line 1"), "{problems:?}");
+    }
+
+    #[test]
+    fn git_config_keys_are_kept_and_bad_ones_named() {
+        let (list, problems) =
+            List::parse("[git-config]\ndiff.wsErrorHighlight\ncore.whitespace\nnot a key\n.x\n");
+        assert_eq!(list.git_keys, ["diff.wsErrorHighlight", "core.whitespace"]);
+        assert_eq!(problems.len(), 2, "{problems:?}");
+        assert!(problems[0].starts_with("line 4"), "{problems:?}");
+        // A key is not a path: it classifies no file.
+        assert_eq!(list.classify("core.whitespace"), None);
     }
 }

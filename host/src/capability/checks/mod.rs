@@ -18,7 +18,7 @@ mod sections;
 use super::git;
 use anyhow::{Context, Result};
 use list::{Class, List};
-use prove_it_gate::abi::{CheckChange, CheckChanges, CheckKind, FileChange};
+use prove_it_gate::abi::{CheckChange, CheckChanges, CheckKind, FileChange, GitConfigChange};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::os::unix::fs::PermissionsExt;
@@ -110,6 +110,10 @@ pub struct Pinned {
     /// to keep.
     #[serde(default)]
     pub unkept: Vec<String>,
+    /// Git's configuration of the checks at the start (`None`: pinned by
+    /// a version that did not keep it).
+    #[serde(default)]
+    pub git: Option<git::config::Settings>,
 }
 
 /// The list in force at a session that starts at `head`: the committed
@@ -177,6 +181,9 @@ pub struct Inventory {
     pub kinds: Vec<(&'static str, usize, Vec<String>)>,
     /// The lines what `verify.sh` runs adds, and why.
     pub derived: Vec<defaults::Derived>,
+    /// The git configuration keys that are checks: the built-in ones and
+    /// those the list's `[git-config]` section names.
+    pub git_keys: Vec<String>,
 }
 
 /// The tracked files of the repository at `root` that count as checks,
@@ -212,20 +219,29 @@ pub fn inventory(root: &Path) -> Result<Inventory> {
         problems,
         kinds,
         derived,
+        git_keys: git::config::KEYS
+            .iter()
+            .map(|k| k.to_string())
+            .chain(list.git_keys)
+            .collect(),
     })
 }
 
 /// Pins the checks at a session's start: the list at `head`, and the
-/// start of each check among `dirty` (the paths differing from HEAD).
+/// start of each check among `dirty` (the paths differing from HEAD), and
+/// git's configuration of the checks (`git_user`: git's folder for the
+/// user's own attributes and excludes files).
 pub fn pin<'a>(
     root: &Path,
     head: Option<&str>,
     dirty: impl Iterator<Item = &'a String>,
+    git_user: Option<&Path>,
 ) -> Result<Pinned> {
     let (text, origin) = list_at(root, head)?;
     let (list, _) = List::parse(&text);
     let mut pinned = Pinned {
         origin,
+        git: Some(git::config::settings(root, &list.git_keys, git_user)?),
         list: text,
         dirty: BTreeMap::new(),
         unkept: Vec::new(),
@@ -247,6 +263,14 @@ pub fn pin<'a>(
     Ok(pinned)
 }
 
+/// What a replay needs: each check the session changed, and git's
+/// configuration of the checks at the start and now when it differs.
+#[derive(Debug, Clone, Default)]
+pub struct Replayable {
+    pub files: Vec<Found>,
+    pub git: Option<(git::config::Settings, git::config::Settings)>,
+}
+
 /// One check the session changed, with what a replay needs.
 #[derive(Debug, Clone)]
 pub struct Found {
@@ -261,14 +285,15 @@ pub struct Found {
 /// start; lint suppressions added to the other changed files; and the
 /// changed paths an index flag hides from `git diff`.
 /// `dirty_at_start` is the start's snapshot: the paths that differed from
-/// HEAD then.
+/// HEAD then; `git_user` is as for [`pin`].
 pub fn changes(
     root: &Path,
     pinned: &Pinned,
     head_at_start: Option<&str>,
     dirty_at_start: &BTreeMap<String, String>,
     changed: &[String],
-) -> Result<(Vec<Found>, CheckChanges)> {
+    git_user: Option<&Path>,
+) -> Result<(Replayable, CheckChanges)> {
     let (list, problems) = List::parse(&pinned.list);
     let mut report = CheckChanges {
         origin: pinned.origin.clone(),
@@ -343,10 +368,40 @@ pub fn changes(
         }
     }
     report.files = found.iter().map(|f| f.change.clone()).collect();
+    let mut git_config = None;
+    match &pinned.git {
+        Some(start) => {
+            let named: Vec<String> = start
+                .keys
+                .keys()
+                .filter(|k| !git::config::KEYS.contains(&k.as_str()))
+                .cloned()
+                .collect();
+            let now = git::config::settings(root, &named, git_user)?;
+            for change in git::config::changes(start, &now) {
+                report.git_config.push(GitConfigChange {
+                    what: change.what,
+                    evidence: change.evidence,
+                });
+            }
+            if !report.git_config.is_empty() {
+                git_config = Some((start.clone(), now));
+            }
+        }
+        None => notes.push(
+            "git's configuration of the checks was not kept at this session's start (it began before this version of prove-it)".to_string(),
+        ),
+    }
     if !notes.is_empty() {
         report.problem = Some(notes.join("; "));
     }
-    Ok((found, report))
+    Ok((
+        Replayable {
+            files: found,
+            git: git_config,
+        },
+        report,
+    ))
 }
 
 /// A check's start and now compared: `None` when its check part did not

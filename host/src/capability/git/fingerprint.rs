@@ -8,7 +8,7 @@
 
 use super::discover::open;
 use super::memo::{IndexDigest, Memo, Settled, Staged, StagedKey};
-use super::{tracked, untracked};
+use super::{config, tracked, untracked};
 use crate::fs::Stamp;
 use anyhow::{Context, Result, bail};
 use gix::bstr::{BStr, BString, ByteSlice};
@@ -112,7 +112,7 @@ fn walk_at(root: &Path, memo: &mut Memo, read_at: i64) -> Result<Walk> {
     unstaged.sort();
 
     let mut hasher = blake3::Hasher::new();
-    hasher.update(b"prove-it tree state v2\n");
+    hasher.update(b"prove-it tree state v3\n");
     hasher.update(
         format!(
             "head {} {}\nstaged {staged}\n",
@@ -124,6 +124,9 @@ fn walk_at(root: &Path, memo: &mut Memo, read_at: i64) -> Result<Walk> {
     if let Some(digest) = &flags.digest {
         hasher.update(format!("flags {digest}\n").as_bytes());
     }
+    let user = memo.user_excludes.as_deref().and_then(Path::parent);
+    let config = config::digest(&repo, user);
+    hasher.update(format!("config {config}\n").as_bytes());
     for (path, what) in &unstaged {
         hasher.update(path);
         hasher.update(b"\0");
@@ -1173,7 +1176,7 @@ mod tests {
         git(root, &["add", "-A"]);
         git(root, &["commit", "-q", "-m", "base"]);
         let later = now_secs() + 10;
-        let mut memo = Memo::default();
+        let mut memo = first_stop(state.path());
         let first = walk_at(root, &mut memo, later).expect("look");
         assert!(memo.index_digest.is_some(), "the digest is remembered");
         let mut memo = next_stop(memo, state.path());
@@ -1183,7 +1186,11 @@ mod tests {
         std::fs::write(root.join("a.txt"), "a\n").expect("restore the work tree");
         let staged = walk_at(root, &mut memo, later).expect("look");
         assert_ne!(staged.state, first.state, "the stage was not seen");
-        let fresh = walk_at(root, &mut Memo::default(), later).expect("look");
+        let mut none = Memo::load(
+            &state.path().join("fresh.json"),
+            &state.path().join("no-such-excludes"),
+        );
+        let fresh = walk_at(root, &mut none, later).expect("look");
         assert_eq!(staged.state, fresh.state);
     }
 
@@ -1269,6 +1276,12 @@ mod tests {
         assert!(out.status.success(), "{out:?}");
     }
 
+    /// The memo of a session's first stop: none saved yet, the user's
+    /// excludes file as [`next_stop`] names it.
+    fn first_stop(dir: &Path) -> Memo {
+        Memo::load(&dir.join("memo.json"), &dir.join("no-such-excludes"))
+    }
+
     /// Through a save and a load, as from one stop to the next.
     fn next_stop(memo: Memo, dir: &Path) -> Memo {
         let file = dir.join("memo.json");
@@ -1297,7 +1310,7 @@ mod tests {
         // The index as old as its entries: all twenty are racy.
         touch(&root.join(".git/index"), past);
 
-        let mut memo = Memo::default();
+        let mut memo = first_stop(tmp.path());
         let first = walk(root, &mut memo).expect("first look");
         assert_eq!((first.work.compared, first.work.settled), (20, 0));
         let mut memo = next_stop(memo, tmp.path());
@@ -1356,7 +1369,7 @@ mod tests {
             write(root, "f1.txt", "staged\n");
             git(root, &["add", "f1.txt"]);
 
-            let mut memo = Memo::default();
+            let mut memo = first_stop(tmp.path());
             let first = walk(root, &mut memo).expect("first look");
             assert!(!first.work.staged_from_memo);
             let mut memo = next_stop(memo, tmp.path());

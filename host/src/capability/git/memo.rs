@@ -90,6 +90,17 @@ impl Memo {
     /// is worth remembering).
     const MIN_BYTES: u64 = 1 << 20;
 
+    /// An empty memo, for a look that remembers nothing. The fingerprint
+    /// holds git's default attributes and excludes files, found beside
+    /// `user_excludes`: a look with a memo that does not name it
+    /// ([`Memo::default`]) gives another fingerprint.
+    pub fn fresh(user_excludes: &Path) -> Self {
+        Memo {
+            user_excludes: Some(user_excludes.to_path_buf()),
+            ..Memo::default()
+        }
+    }
+
     /// The memo saved at `path` (an empty one when there is none or it
     /// cannot be read), for looks that may use git's default global
     /// excludes file `user_excludes`.

@@ -6,6 +6,7 @@
 
 mod blob;
 pub mod changes;
+pub mod config;
 mod discover;
 mod fingerprint;
 mod memo;
