@@ -238,7 +238,7 @@ fn a_known_failure_still_blocks_when_state_cannot_be_saved() {
     );
     // Its state cannot be read either: said, and judged as unknown.
     assert!(
-        out.message().contains("saved state was unreadable"),
+        out.message().contains("saved state cannot be used"),
         "{out}"
     );
     let retry = repo.stop("s", true);

@@ -112,7 +112,10 @@ fn corrupt_state_is_reported_kept_aside_and_gated() {
     repo.write("broken", "x");
     let out = repo.stop("s", false);
     out.assert_blocked_with("1 failed");
-    assert!(out.message().contains("unreadable"), "{out}");
+    assert!(
+        out.message().contains("saved state cannot be used"),
+        "{out}"
+    );
     // The known cause, not a guess at another one.
     assert!(!out.message().contains("no baseline"), "{out}");
     assert!(
@@ -206,4 +209,97 @@ fn a_state_dir_that_cannot_be_searched_is_reported() {
     let input = serde_json::json!({"session_id": "s", "cwd": dir, "stop_hook_active": false});
     let out = run_hook(&dir, &sb.env, "stop", input.to_string().as_bytes());
     out.assert_allowed_saying("may NOT be verified");
+}
+
+/// The session files under `state` (relative paths) not in `before`.
+fn new_session_files(state: &std::path::Path, before: &[String]) -> Vec<String> {
+    files_under(state)
+        .into_iter()
+        .filter(|f| f.contains("/sessions/") && !before.contains(f))
+        .collect()
+}
+
+/// The agent starts a session of its own at the broken tree and copies that
+/// session's files over the real one's: the copies name another session,
+/// so the real session's stop treats its state as unknown, says so, and is
+/// gated; never a quiet stop on the broken tree.
+#[test]
+fn state_copied_from_another_session_is_not_a_baseline() {
+    let sb = Sandbox::new();
+    let repo = sb.repo("r");
+    repo.arm_counting();
+    repo.commit("a passing tree");
+    repo.start("s");
+    let real = new_session_files(&sb.state_dir(), &[]);
+    assert!(real.len() >= 3, "{real:?}");
+    repo.write("broken", "x");
+    repo.start("evil");
+    let evil = new_session_files(&sb.state_dir(), &real);
+    let key = |f: &str| {
+        let name = f.rsplit('/').next().expect("name");
+        name.split('.').next().expect("key").to_string()
+    };
+    let (real_key, evil_key) = (key(&real[0]), key(&evil[0]));
+    for file in &evil {
+        let to = file.replace(&evil_key, &real_key);
+        std::fs::copy(sb.state_dir().join(file), sb.state_dir().join(&to)).expect("copy");
+    }
+    let out = repo.stop("s", false);
+    out.assert_blocked_with("1 failed");
+    assert!(
+        out.message().contains("it belongs to session `evil`"),
+        "{out}"
+    );
+    let (code, _) = repo.status_json();
+    assert_ne!(code, 0);
+}
+
+/// The same from another repository with the same commits (so the same
+/// fingerprint): its session's files, copied into this repository's state
+/// folder, name the other repository.
+#[test]
+fn state_copied_from_another_repository_is_not_a_baseline() {
+    let sb = Sandbox::new();
+    let [repo, other] = ["r", "o"].map(|name| {
+        let repo = sb.repo(name);
+        // Not `arm_counting`: its script names the repository's own path.
+        repo.arm("if [ -e broken ]; then echo 'test result: 1 failed'; exit 1; fi");
+        repo.commit("a passing tree");
+        repo
+    });
+    assert_eq!(
+        repo.git(&["rev-parse", "HEAD"]),
+        other.git(&["rev-parse", "HEAD"])
+    );
+    repo.start("s");
+    let real = new_session_files(&sb.state_dir(), &[]);
+    other.write("broken", "x");
+    other.start("s");
+    let copied = new_session_files(&sb.state_dir(), &real);
+    let dir = |f: &str| f.split("/sessions/").next().expect("dir").to_string();
+    let (real_dir, other_dir) = (dir(&real[0]), dir(&copied[0]));
+    for file in &copied {
+        let to = file.replace(&other_dir, &real_dir);
+        std::fs::copy(sb.state_dir().join(file), sb.state_dir().join(&to)).expect("copy");
+    }
+    repo.write("broken", "x");
+    let out = repo.stop("s", false);
+    out.assert_blocked_with("1 failed");
+    assert!(
+        out.message().contains("it belongs to session `s` in"),
+        "{out}"
+    );
+    assert!(out.message().contains("/o`"), "{out}");
+    // Nor is the other repository's verdict record this one's.
+    other.stop("s", false).assert_blocked_with("1 failed");
+    let last = |d: &str| sb.state_dir().join(d).join("last-verdict.json");
+    std::fs::copy(last(&other_dir), last(&real_dir)).expect("copy");
+    let (code, status) = repo.status_json();
+    assert_ne!(code, 0, "{status}");
+    assert!(
+        status["error"]
+            .as_str()
+            .is_some_and(|e| e.contains("not this one's")),
+        "{status}"
+    );
 }

@@ -465,7 +465,7 @@ fn unsaved(
 fn load(read: SessionRead) -> (Option<Session>, Option<String>) {
     let lost = |why: &str| {
         format!(
-            "prove-it: this session's saved state was unreadable ({why}); it was set aside and the tree counts as changed."
+            "prove-it: this session's saved state cannot be used ({why}); it was set aside and the tree counts as changed."
         )
     };
     let problem = read.problem.map(|p| lost(&p));

@@ -248,11 +248,18 @@ pub fn in_force(
     notes: &mut Vec<String>,
 ) -> Policy {
     let pin_path = state::pin_file(state_dir, root, session_id);
+    let owner = state::Owner::session(session_id, root);
     let choice = Choice::now(root, named);
-    if let Some(mut pin) = std::fs::read(&pin_path)
+    let kept = std::fs::read(&pin_path)
         .ok()
-        .and_then(|b| serde_json::from_slice::<Pin>(&b).ok())
-    {
+        .map(|bytes| state::unseal::<Pin>(&owner, &bytes));
+    if let Some(Err(why)) = &kept {
+        notes.push(format!(
+            "prove-it: this session's policy pin `{}` cannot be used ({why}); the policy chosen now is pinned in its place.",
+            pin_path.display()
+        ));
+    }
+    if let Some(Ok(mut pin)) = kept {
         let policy = builtin(&pin.label).unwrap_or_else(|| Policy {
             label: pin.label.clone(),
             hash: pin.hash.clone(),
@@ -281,7 +288,7 @@ pub fn in_force(
         if pin.seen != seen_before {
             // Only a speed-up: a pin whose `seen` cannot be updated still
             // pins, and the file is hashed again next time.
-            if let Ok(bytes) = serde_json::to_vec(&pin) {
+            if let Ok(bytes) = state::seal(&owner, &pin) {
                 let _ = write_atomic(&pin_path, &bytes);
             }
         }
@@ -300,7 +307,7 @@ pub fn in_force(
             }
         },
     };
-    if let Err(e) = pin(state_dir, &pin_path, &policy) {
+    if let Err(e) = pin(state_dir, &pin_path, &owner, &policy) {
         notes.push(format!(
             "prove-it: could not remember which policy this session uses: {e:#}"
         ));
@@ -312,7 +319,12 @@ fn stored(state_dir: &Path, hash: &str) -> PathBuf {
     state_dir.join("policies").join(format!("{hash}.wasm"))
 }
 
-fn pin(state_dir: &Path, pin_path: &Path, policy: &Policy) -> anyhow::Result<()> {
+fn pin(
+    state_dir: &Path,
+    pin_path: &Path,
+    owner: &state::Owner,
+    policy: &Policy,
+) -> anyhow::Result<()> {
     if builtin(&policy.label).is_none() {
         let copy = stored(state_dir, &policy.hash);
         private_dir(copy.parent().expect("in the policies dir"))?;
@@ -329,7 +341,7 @@ fn pin(state_dir: &Path, pin_path: &Path, policy: &Policy) -> anyhow::Result<()>
         hash: policy.hash.clone(),
         seen: None,
     };
-    write_atomic(pin_path, &serde_json::to_vec(&pin)?)
+    write_atomic(pin_path, &state::seal(owner, &pin)?)
 }
 
 #[cfg(test)]

@@ -117,7 +117,17 @@ pub fn load(state_dir: &Path, root: &Path, session: Option<&str>) -> Result<Opti
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
         Err(e) => return Err(e).with_context(|| format!("cannot read `{}`", file.display())),
     };
-    serde_json::from_slice(&bytes)
-        .map(Some)
-        .with_context(|| format!("`{}` is not a verdict record", file.display()))
+    let record: Record = serde_json::from_slice(&bytes)
+        .with_context(|| format!("`{}` is not a verdict record", file.display()))?;
+    // A record copied from another repository or session is not this one's.
+    let foreign_session = session.is_some_and(|id| record.session != id);
+    if record.repo != root || foreign_session {
+        anyhow::bail!(
+            "`{}` holds the verdict of session `{}` in `{}`, not this one's: no verdict is recorded here",
+            file.display(),
+            record.session,
+            record.repo.display()
+        );
+    }
+    Ok(Some(record))
 }

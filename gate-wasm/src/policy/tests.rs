@@ -436,7 +436,11 @@ fn corrupt_state_counts_as_changed_and_is_reported() {
     host.session = Some(serde_json::json!({"baseline": 42}));
     let d = decide(&stop(false), &mut host);
     assert_eq!(d.action, Action::Block);
-    assert!(d.message.expect("reported").contains("unreadable"));
+    assert!(
+        d.message
+            .expect("reported")
+            .contains("saved state cannot be used")
+    );
 }
 
 #[test]

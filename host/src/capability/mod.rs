@@ -112,18 +112,19 @@ impl Capabilities {
                 self.git_excludes.parent(),
             )
             .context("cannot pin this session's checks")?;
-            let bytes = serde_json::to_vec(&pinned).context("cannot encode the checks")?;
-            crate::fs::write_atomic(&self.state.checks_file(), &bytes)?;
+            self.state.write_own(&self.state.checks_file(), &pinned)?;
         }
-        let bytes = serde_json::to_vec(&snapshot).context("cannot encode the snapshot")?;
-        crate::fs::write_atomic(&file, &bytes)?;
+        self.state.write_own(&file, &snapshot)?;
         Ok(Some(walk))
     }
 
     /// The session's starting point, when it is known path by path.
-    fn base(&self) -> Option<git::changes::Snapshot> {
-        let bytes = std::fs::read(self.state.base_file()).ok()?;
-        serde_json::from_slice::<Option<git::changes::Snapshot>>(&bytes).ok()?
+    /// `Err`: there is a file, and it cannot be used (why).
+    fn base(&self) -> Result<Option<git::changes::Snapshot>, String> {
+        Ok(self
+            .state
+            .read_own::<Option<git::changes::Snapshot>>(&self.state.base_file())?
+            .flatten())
     }
 
     /// The paths the session changed: as the last `verify.sh` run was told,
@@ -147,7 +148,6 @@ impl Capabilities {
 
     /// [`Host::check_changes`], with what a replay needs.
     fn find_checks(&mut self) -> anyhow::Result<(checks::Replayable, CheckChanges)> {
-        use anyhow::Context;
         let unknown = |why: &str| {
             Ok((
                 checks::Replayable::default(),
@@ -157,18 +157,30 @@ impl Capabilities {
                 },
             ))
         };
-        let Some(base) = self.base() else {
-            return unknown(
-                "this session's start is not known path by path, so its checks cannot be compared with it",
-            );
+        let base = match self.base() {
+            Ok(Some(base)) => base,
+            Ok(None) => {
+                return unknown(
+                    "this session's start is not known path by path, so its checks cannot be compared with it",
+                );
+            }
+            Err(why) => {
+                return unknown(&format!(
+                    "this session's start cannot be used ({why}), so its checks cannot be compared with it"
+                ));
+            }
         };
-        let pinned: checks::Pinned = match std::fs::read(self.state.checks_file()) {
-            Ok(bytes) => serde_json::from_slice(&bytes)
-                .context("this session's pinned checks are unreadable")?,
-            Err(_) => {
+        let pinned: checks::Pinned = match self.state.read_own(&self.state.checks_file()) {
+            Ok(Some(pinned)) => pinned,
+            Ok(None) => {
                 return unknown(
                     "this session's checks were not pinned at its start (it began before this version of prove-it)",
                 );
+            }
+            Err(why) => {
+                return unknown(&format!(
+                    "this session's pinned checks cannot be used ({why}), so they cannot be compared"
+                ));
             }
         };
         let Some(changed) = self.changed_paths(&base)? else {
@@ -192,7 +204,7 @@ impl Capabilities {
     /// list comes from the policy's last look at the tree, when it looked.
     fn changed_env(&mut self) -> Vec<(&'static str, std::ffi::OsString)> {
         let last = self.last_walk.take();
-        let Some(base) = self.base() else {
+        let Ok(Some(base)) = self.base() else {
             return Vec::new();
         };
         let now = match last {

@@ -14,6 +14,8 @@
 use crate::fs::{private_dir, write_atomic};
 use anyhow::{Context, Result, bail};
 use prove_it_gate::abi::SessionRead;
+use serde::de::DeserializeOwned;
+use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 
 /// The most session state a policy may save.
@@ -37,6 +39,90 @@ pub struct StateStore {
     repo_dir: PathBuf,
     session_file: PathBuf,
     session_key: String,
+    owner: Owner,
+}
+
+/// Whom a state file belongs to: written into each one and checked at each
+/// read, so a file copied from another session or another repository is
+/// never taken for this one's (SPEC.md, "State"). `session` is `None` for
+/// what a repository's sessions share (passed states, the git memo).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Owner {
+    pub session: Option<String>,
+    pub repo: PathBuf,
+}
+
+impl Owner {
+    pub fn session(session_id: &str, root: &Path) -> Self {
+        Owner {
+            session: Some(session_id.to_string()),
+            repo: root.to_path_buf(),
+        }
+    }
+
+    pub fn repo(root: &Path) -> Self {
+        Owner {
+            session: None,
+            repo: root.to_path_buf(),
+        }
+    }
+
+    fn said(&self) -> String {
+        match &self.session {
+            Some(id) => format!("session `{id}` in `{}`", self.repo.display()),
+            None => format!("`{}`", self.repo.display()),
+        }
+    }
+}
+
+/// A state file's content: its owner, then its state.
+#[derive(Serialize, Deserialize)]
+struct Sealed<T> {
+    owner: Owner,
+    state: T,
+}
+
+#[derive(Deserialize)]
+struct OwnerOnly {
+    owner: Owner,
+}
+
+const NOT_JSON: &str = "it is not valid JSON";
+
+/// `state`, as the file of `owner` holds it.
+pub fn seal<T: Serialize>(owner: &Owner, state: &T) -> Result<Vec<u8>> {
+    serde_json::to_vec(&Sealed {
+        owner: owner.clone(),
+        state,
+    })
+    .context("cannot encode the state")
+}
+
+/// The state in `bytes`, if they are `owner`'s; else why not, said for a
+/// person ("it belongs to session `b` in `/repo`").
+pub fn unseal<T: DeserializeOwned>(owner: &Owner, bytes: &[u8]) -> std::result::Result<T, String> {
+    match serde_json::from_slice::<OwnerOnly>(bytes) {
+        Err(_) if serde_json::from_slice::<serde_json::Value>(bytes).is_err() => {
+            return Err(NOT_JSON.to_string());
+        }
+        Err(_) => {
+            return Err(
+                "it names no session or repository it belongs to (an older prove-it wrote it, or something else did)"
+                    .to_string(),
+            );
+        }
+        Ok(found) if found.owner != *owner => {
+            return Err(format!(
+                "it belongs to {}, not to {}",
+                found.owner.said(),
+                owner.said()
+            ));
+        }
+        Ok(_) => {}
+    }
+    serde_json::from_slice::<Sealed<T>>(bytes)
+        .map(|sealed| sealed.state)
+        .map_err(|e| format!("its state is unreadable: {e}"))
 }
 
 impl StateStore {
@@ -53,6 +139,7 @@ impl StateStore {
             repo_dir,
             session_file,
             session_key: key(session_id.as_bytes()),
+            owner: Owner::session(session_id, root),
         }
     }
 
@@ -93,33 +180,47 @@ impl StateStore {
                     .with_context(|| format!("cannot read `{}`", self.session_file.display()));
             }
         };
-        match serde_json::from_slice(&bytes) {
+        match unseal(&self.owner, &bytes) {
             Ok(value) => Ok(SessionRead {
                 value: Some(value),
                 problem: None,
             }),
-            Err(e) => {
-                // Keep it for a person to look at; never silently reuse it.
-                let aside = self.session_file.with_extension("json.corrupt");
-                let kept = std::fs::rename(&self.session_file, &aside).is_ok();
-                let place = if kept {
-                    format!(", kept as `{}`", aside.display())
-                } else {
-                    String::new()
-                };
+            Err(why) => {
+                // Kept for a person to look at; never taken for this
+                // session's.
+                let aside = set_aside(&self.session_file, &why);
                 Ok(SessionRead {
                     value: None,
-                    problem: Some(format!(
-                        "`{}` is not valid JSON: {e}{place}",
-                        self.session_file.display()
-                    )),
+                    problem: Some(format!("`{}`: {why}{aside}", self.session_file.display())),
                 })
             }
         }
     }
 
+    /// The host-owned file `path` of this session, if it is this
+    /// session's: `Ok(None)` when there is none; `Err` says why it cannot
+    /// be used (it is left in place: every read says so again).
+    pub fn read_own<T: DeserializeOwned>(
+        &self,
+        path: &Path,
+    ) -> std::result::Result<Option<T>, String> {
+        let bytes = match std::fs::read(path) {
+            Ok(bytes) => bytes,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+            Err(e) => return Err(format!("cannot read `{}`: {e}", path.display())),
+        };
+        unseal(&self.owner, &bytes)
+            .map(Some)
+            .map_err(|why| format!("`{}`: {why}", path.display()))
+    }
+
+    /// Writes `state` to this session's host-owned file `path`.
+    pub fn write_own<T: Serialize>(&self, path: &Path, state: &T) -> Result<()> {
+        write_atomic(path, &seal(&self.owner, state)?)
+    }
+
     pub fn write_session(&self, value: &serde_json::Value, root: &Path) -> Result<()> {
-        let bytes = serde_json::to_vec(value).context("cannot encode session state")?;
+        let bytes = seal(&self.owner, value).context("cannot encode session state")?;
         if bytes.len() > SESSION_BYTES {
             bail!(
                 "session state of {} bytes is over the {SESSION_BYTES} byte limit",
@@ -135,13 +236,19 @@ impl StateStore {
         Ok(())
     }
 
+    /// Whether the tree state `fingerprint` passed here: a record of this
+    /// repository's (one copied from another, or from an older prove-it,
+    /// counts as none).
     pub fn passed(&self, fingerprint: &str) -> Result<bool> {
-        Ok(self.passed_path(fingerprint)?.exists())
+        let owner = Owner::repo(&self.owner.repo);
+        Ok(std::fs::read(self.passed_path(fingerprint)?)
+            .is_ok_and(|bytes| unseal::<String>(&owner, &bytes).is_ok_and(|f| f == fingerprint)))
     }
 
     pub fn record_passed(&self, fingerprint: &str, root: &Path) -> Result<()> {
         self.ensure_repo_dir(root)?;
-        write_atomic(&self.passed_path(fingerprint)?, b"")?;
+        let bytes = seal(&Owner::repo(root), &fingerprint)?;
+        write_atomic(&self.passed_path(fingerprint)?, &bytes)?;
         self.prune_passed();
         Ok(())
     }
@@ -225,6 +332,23 @@ fn prune_sessions(dir: &Path) {
     }
 }
 
+/// Renames `path` for a person to look at (`<path>.corrupt` when it is not
+/// JSON, else `<path>.foreign`); says where.
+fn set_aside(path: &Path, why: &str) -> String {
+    let mut aside = path.as_os_str().to_owned();
+    aside.push(if why.starts_with(NOT_JSON) {
+        ".corrupt"
+    } else {
+        ".foreign"
+    });
+    let aside = PathBuf::from(aside);
+    if std::fs::rename(path, &aside).is_ok() {
+        format!(" (kept as `{}`)", aside.display())
+    } else {
+        String::new()
+    }
+}
+
 /// The state folder of the work tree at `root`.
 pub fn repo_dir(state_dir: &Path, root: &Path) -> PathBuf {
     state_dir
@@ -286,6 +410,31 @@ fn key(bytes: &[u8]) -> String {
 mod tests {
     use super::*;
     use prove_it_test_support::age;
+
+    #[test]
+    fn a_state_file_is_read_only_by_its_owner() {
+        let root = Path::new("/r");
+        let mine = Owner::session("s", root);
+        let sealed = seal(&mine, &serde_json::json!({"baseline": "ab"})).expect("seal");
+        let read: serde_json::Value = unseal(&mine, &sealed).expect("mine");
+        assert_eq!(read["baseline"], "ab");
+        let other_session = unseal::<serde_json::Value>(&Owner::session("t", root), &sealed);
+        assert!(
+            other_session
+                .unwrap_err()
+                .contains("belongs to session `s` in `/r`")
+        );
+        let other_repo =
+            unseal::<serde_json::Value>(&Owner::session("s", Path::new("/q")), &sealed);
+        assert!(other_repo.is_err());
+        // What an older prove-it wrote: no owner, never taken as this one's.
+        let legacy = unseal::<serde_json::Value>(&mine, br#"{"baseline":"ab"}"#);
+        assert!(legacy.unwrap_err().contains("names no session"));
+        assert_eq!(
+            unseal::<serde_json::Value>(&mine, b"{ torn").unwrap_err(),
+            NOT_JSON
+        );
+    }
 
     /// The state dir stays bounded however many sessions come: over 1,000
     /// sessions, one repository keeps at most [`SESSIONS_KEEP`], the most
