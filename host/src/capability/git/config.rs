@@ -75,9 +75,27 @@ fn read(path: &Path) -> std::result::Result<Option<Vec<u8>>, std::io::ErrorKind>
 /// path and bytes. No process, a few small reads.
 pub(super) fn digest(repo: &gix::Repository, user: Option<&Path>) -> String {
     let mut hasher = blake3::Hasher::new();
-    hasher.update(&repo.config_snapshot().plumbing().to_bstring());
+    // The configuration files a session can write (the repository's own,
+    // the user's), section by section. Not the system's (root's), nor what
+    // a process's environment or command line passes: those differ between
+    // the hook and a `prove-it status` run in another shell, and the agent
+    // cannot set them for the hook.
+    use gix::config::Source;
+    let snapshot = repo.config_snapshot();
+    for section in snapshot.plumbing().sections() {
+        let source = section.meta().source;
+        if matches!(
+            source,
+            Source::Local | Source::Worktree | Source::User | Source::Git
+        ) {
+            hasher.update(format!("\0{source:?}\0").as_bytes());
+            hasher.update(&section.to_bstring());
+        }
+    }
     for (role, path) in files(repo, user) {
-        hasher.update(format!("\0{role}\0{}\0", path.display()).as_bytes());
+        // By content, not by path: `prove-it status` run with another HOME
+        // must see the same tree when the files hold the same.
+        hasher.update(format!("\0{role}\0").as_bytes());
         match read(&path) {
             Ok(Some(bytes)) => {
                 hasher.update(b"file\0");
