@@ -130,8 +130,9 @@ fn thousands_of_events_with_kills_lose_nothing() {
     for i in 0..SESSIONS {
         let repo = &repos[i % REPOS];
         let saved = session_state(&state, repo, &session(i));
+        assert_eq!(saved["owner"]["session"], session(i), "{saved}");
         assert!(
-            saved["baseline"].is_string(),
+            saved["state"]["baseline"].is_string(),
             "session {i} lost its baseline: {saved}"
         );
         repo.write("broken", "x");
@@ -142,9 +143,9 @@ fn thousands_of_events_with_kills_lose_nothing() {
     }
 }
 
-/// The default policy's saved state for `session` in `repo` (keys as
-/// `capability::state` makes them: blake3 of the resolved root and of the
-/// session id, 32 hex digits).
+/// The default policy's saved state for `session` in `repo`, sealed with its
+/// owner (keys as `capability::state` makes them: blake3 of the resolved root
+/// and of the session id, 32 hex digits).
 fn session_state(state: &std::path::Path, repo: &Repo, session: &str) -> serde_json::Value {
     let key = |bytes: &[u8]| blake3::hash(bytes).to_hex()[..32].to_string();
     let root = repo.root.canonicalize().expect("root");
