@@ -2,6 +2,7 @@
 
 mod agent_hosts;
 mod canary;
+mod cheats;
 mod claude;
 mod contract;
 mod download;

@@ -43,11 +43,13 @@
 use serde::{Deserialize, Serialize};
 
 /// Version of this contract. Bumped on any incompatible change.
-pub const ABI_VERSION: i32 = 3;
+pub const ABI_VERSION: i32 = 4;
 
-/// The oldest version the host still runs. ABI 3 only adds to ABI 2 (two
-/// imports, the `weakened` verdict, [`Decision::checks`]), so a module
-/// built for 2 runs unchanged; one built for 3 needs a host that speaks 3.
+/// The oldest version the host still runs. Each version since 2 only adds
+/// (ABI 3: two imports, the `weakened` verdict, [`Decision::checks`]; ABI
+/// 4: the `suspect` verdict and [`CheckChanges::suspect`]), so a module
+/// built for 2 or 3 runs unchanged; one built for 4 needs a host that
+/// speaks 4.
 pub const ABI_VERSION_MIN: i32 = 2;
 
 /// The import module name all host capabilities live in.
@@ -202,6 +204,9 @@ pub enum Verdict {
     /// `verify.sh` passed, but only with checks the session changed: the
     /// checks as they were at its start fail against the code as it is.
     Weakened,
+    /// `verify.sh` passed, but the code the session changed holds lines
+    /// that only make sense to fool a test ([`CheckChanges::suspect`]).
+    Suspect,
     /// The session did not change the repository: nothing to check.
     Unchanged,
     /// The stop was refused (`verify.sh` failed): the agent goes back.
@@ -384,6 +389,13 @@ pub struct CheckChanges {
     /// each, naming the file.
     #[serde(default)]
     pub code: Vec<String>,
+    /// Lines added to the code (not the checks) that only make sense to
+    /// fool a test: an exit with status 0, an exception hook replaced, the
+    /// test runner detected, a test's own input and expected output
+    /// written in... One line each, naming the file (SPEC.md, "Cheats in
+    /// the code").
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub suspect: Vec<String>,
     /// Where the list of checks in force comes from (the committed
     /// `.prove-it/checks`, or the built-in defaults, and what `verify.sh`
     /// adds).

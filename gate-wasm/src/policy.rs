@@ -41,6 +41,11 @@ pub struct Session {
     /// them again nor calls a weakened pass verified.
     #[serde(default)]
     pub checked: Option<Checked>,
+    /// The most tests a failing run of `verify.sh` reported in this
+    /// session, by the runner's own count: a later pass that ran fewer
+    /// is said.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tests_seen: Option<u64>,
 }
 
 /// The checks judged for one passing tree.
@@ -50,7 +55,10 @@ pub struct Checked {
     pub tree: String,
     /// The checks as they were at the session's start failed on it.
     pub weakened: bool,
-    /// For a weakened tree: what to say again at a later stop.
+    /// The code the session changed may special-case the tests.
+    #[serde(default)]
+    pub suspect: bool,
+    /// For a weakened or suspect tree: what to say again at a later stop.
     #[serde(default)]
     pub summary: Option<String>,
 }
@@ -59,13 +67,24 @@ pub struct Checked {
 enum Judged {
     /// Nothing that could have made it pass; maybe a note for the person.
     Plain(Option<String>),
-    /// The session-start checks fail against the code as it is.
+    /// The session-start checks fail against the code as it is, or the
+    /// code may special-case the tests.
     Weakened(Box<Weakening>),
 }
 
-/// A pass bought by changing the checks: what the person and the agent
-/// are told.
+/// Which alarm a pass raises.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Alarm {
+    /// The checks as they were at the session's start fail.
+    Weakened,
+    /// Lines added to the code only make sense to fool a test.
+    Suspect,
+}
+
+/// A pass bought by changing the checks, or by code that fools them: what
+/// the person and the agent are told.
 struct Weakening {
+    alarm: Alarm,
     /// The checks changed and their evidence, one line each.
     files: Vec<String>,
     /// What the replay of the session-start checks did.
@@ -75,6 +94,8 @@ struct Weakening {
     /// `git diff BASE -- PATHS`.
     diff: String,
     changes: Option<CheckChanges>,
+    /// What else the judgement found (checks changed that pass too...).
+    note: Option<String>,
 }
 
 /// Why a stop was caught.
@@ -87,7 +108,7 @@ enum Caught {
     ChangedVerify,
     /// `verify.sh` passed only with checks the session changed (strict
     /// rules only).
-    Weakened(Weakening),
+    Weakened(Box<Weakening>),
 }
 
 /// What a policy built on these rules may choose.
@@ -184,6 +205,7 @@ fn session_start(event: &Event, host: &mut impl Host) -> Result<Decision, String
             turn: event.turn.clone(),
             no_baseline_said: false,
             checked: None,
+            tests_seen: None,
         },
     )?;
     Ok(Decision::allow())
@@ -284,9 +306,9 @@ fn stop(event: &Event, host: &mut impl Host, rules: Rules) -> Result<Decision, S
                 .as_ref()
                 .filter(|c| c.tree == tree.fingerprint)
             {
-                Some(checked) if !checked.weakened => Judged::Plain(None),
+                Some(checked) if !checked.weakened && !checked.suspect => Judged::Plain(None),
                 Some(checked) => Judged::Weakened(Box::new(Weakening::said_before(checked))),
-                None => judge_checks(host, &mut session, &tree, &facts, &mut notes),
+                None => judge_checks(host, event, &mut session, &tree, &facts, &mut notes),
             };
             match judged {
                 Judged::Plain(note) => {
@@ -313,7 +335,7 @@ fn stop(event: &Event, host: &mut impl Host, rules: Rules) -> Result<Decision, S
                         &tree,
                     ));
                 }
-                Judged::Weakened(weakening) => Caught::Weakened(*weakening),
+                Judged::Weakened(weakening) => Caught::Weakened(weakening),
             }
         } else if settings.skip {
             if let Err(e) = save(host, &session) {
@@ -330,19 +352,36 @@ fn stop(event: &Event, host: &mut impl Host, rules: Rules) -> Result<Decision, S
             Caught::ChangedVerify
         } else {
             let run = host.run_verify()?;
+            let counted = tests_ran(&run.tail);
             if run.outcome != VerifyOutcome::Passed {
+                if let Some(n) = counted {
+                    session.tests_seen = Some(session.tests_seen.map_or(n, |m| m.max(n)));
+                }
                 Caught::Verify(run)
             } else {
+                let fewer = match (counted, session.tests_seen) {
+                    (Some(now), Some(then)) if now < then => Some(format!(
+                        "prove-it: note: fewer tests ran than at an earlier stop of this session ({now}, by the runner's own count; {then} then): read what stopped running."
+                    )),
+                    _ => None,
+                };
                 if let Err(e) = host.passed_record(&key) {
                     notes.push(format!(
                         "prove-it: could not remember this passed state: {e}"
                     ));
                 }
-                let judged = judge_checks(host, &mut session, &tree, &facts, &mut notes);
+                let judged =
+                    match judge_checks(host, event, &mut session, &tree, &facts, &mut notes) {
+                        Judged::Plain(note) => Judged::Plain(join_notes(note, fewer)),
+                        Judged::Weakened(mut w) => {
+                            w.note = join_notes(w.note.take(), fewer);
+                            Judged::Weakened(w)
+                        }
+                    };
                 let blocked_before = session.attempts;
                 match judged {
                     Judged::Weakened(weakening) if rules.block_weakened => {
-                        Caught::Weakened(*weakening)
+                        Caught::Weakened(weakening)
                     }
                     judged => {
                         session.attempts = 0;
@@ -509,6 +548,9 @@ fn what_failed(caught: &Caught) -> String {
         Caught::ChangedVerify => {
             "`verify.sh` changed during this session, and this repository's policy (strict) does not accept a pass through a changed check".to_string()
         }
+        Caught::Weakened(w) if w.alarm == Alarm::Suspect => {
+            "`./verify.sh` passed, but the code this session changed may special-case the tests".to_string()
+        }
         Caught::Weakened(_) => {
             "`./verify.sh` passed only with checks this session changed: the checks as they were at its start fail against the code as it is".to_string()
         }
@@ -598,6 +640,12 @@ fn block_reason(caught: &Caught, tree: &TreeState, attempt: u32, max: u32) -> St
                 "Restore it (`git diff -- verify.sh` shows the change; `git checkout HEAD -- verify.sh` undoes it), or ask the user to change it themselves, then end your turn again.\n",
             );
         }
+        Caught::Weakened(w) if w.alarm == Alarm::Suspect => {
+            reason.push_str(&w.details());
+            reason.push_str(
+                "Make the code right for every input, not for the tests' own: take these lines out, then end your turn again. If a line is honest (a program's own exit, a real edge case), say so plainly in your last message, so the person can judge it.\n",
+            );
+        }
         Caught::Weakened(w) => {
             reason.push_str(&w.details());
             reason.push_str(
@@ -667,6 +715,58 @@ fn ledger_entry(event: &Event, caught: &Caught) -> LedgerEntry {
     }
 }
 
+/// How many tests a run ran, by its runner's own summary lines in `tail`
+/// (unittest's `Ran N tests`, pytest's `N failed, M passed in`, cargo's
+/// `test result:`, jest's and vitest's `Tests`, node's `# pass`/`# fail`),
+/// added up over the summary lines there are; `None` when there is none.
+/// Skipped tests are not counted: they did not run.
+pub fn tests_ran(tail: &[String]) -> Option<u64> {
+    let mut total: Option<u64> = None;
+    let mut add = |n: u64| total = Some(total.unwrap_or(0) + n);
+    for line in tail {
+        let lower = line.trim().to_lowercase();
+        let words: Vec<&str> = lower
+            .split(|c: char| c.is_whitespace() || matches!(c, ',' | ';' | '|' | '=' | '(' | ')'))
+            .filter(|w| !w.is_empty())
+            .collect();
+        let number = |w: &str| w.parse::<u64>().ok();
+        // The number before each of `kinds`.
+        let before = |kinds: &[&str]| -> u64 {
+            words
+                .windows(2)
+                .filter(|w| kinds.contains(&w[1]))
+                .filter_map(|w| number(w[0]))
+                .sum()
+        };
+        if let Some(rest) = lower.strip_prefix("ran ") {
+            if let Some(n) = rest.split_whitespace().next().and_then(number)
+                && rest.contains(" test")
+            {
+                add(n);
+            }
+        } else if lower.starts_with("test result:")
+            || lower.starts_with("tests:")
+            || lower.starts_with("tests ")
+        {
+            add(before(&["passed", "failed"]));
+        } else if words.contains(&"in")
+            && words.iter().any(|w| matches!(*w, "passed" | "failed"))
+            && !lower.contains("::")
+        {
+            add(before(&[
+                "passed", "failed", "error", "errors", "xfailed", "xpassed",
+            ]));
+        } else if let [mark, kind, n] = words.as_slice()
+            && matches!(*mark, "#" | "ℹ")
+            && matches!(*kind, "pass" | "fail")
+            && let Some(n) = number(n)
+        {
+            add(n);
+        }
+    }
+    total
+}
+
 /// The lines of the output that say what failed; failing that, its last lines.
 pub fn failing_lines(tail: &[String]) -> Vec<String> {
     const MARKERS: [&str; 5] = ["fail", "error", "panic", "assert", "not ok"];
@@ -692,15 +792,26 @@ pub fn failing_lines(tail: &[String]) -> Vec<String> {
 /// Remembered in `session`, so the same tree is not replayed again.
 fn judge_checks(
     host: &mut impl Host,
+    event: &Event,
     session: &mut Session,
     tree: &TreeState,
     facts: &VerifyFacts,
     notes: &mut Vec<String>,
 ) -> Judged {
-    let judged = judge(host, changed_verify_note(session, facts), notes);
+    let judged = judge(
+        host,
+        event.claim.as_deref(),
+        changed_verify_note(session, facts),
+        notes,
+    );
+    let alarm = match &judged {
+        Judged::Weakened(w) => Some(w.alarm),
+        Judged::Plain(_) => None,
+    };
     session.checked = Some(Checked {
         tree: tree.fingerprint.clone(),
-        weakened: matches!(judged, Judged::Weakened(_)),
+        weakened: alarm == Some(Alarm::Weakened),
+        suspect: alarm == Some(Alarm::Suspect),
         summary: match &judged {
             Judged::Weakened(w) => Some(w.summary()),
             Judged::Plain(_) => None,
@@ -709,9 +820,16 @@ fn judge_checks(
     judged
 }
 
-/// `changed_verify` is the note for a `verify.sh` that changed during the
-/// session: said whenever the checks the host found do not name it.
-fn judge(host: &mut impl Host, changed_verify: Option<String>, notes: &mut Vec<String>) -> Judged {
+/// What the session's changes say about a pass: [`judge_checks_changed`]
+/// on its checks, then the code: lines that only make sense to fool a test
+/// turn a plain pass into a suspect one. `claim` is the agent's last
+/// message: one that says it fitted the code to the tests is a note.
+fn judge(
+    host: &mut impl Host,
+    claim: Option<&str>,
+    changed_verify: Option<String>,
+    notes: &mut Vec<String>,
+) -> Judged {
     let changes = match host.check_changes() {
         Ok(changes) => changes,
         Err(e) => {
@@ -721,6 +839,87 @@ fn judge(host: &mut impl Host, changed_verify: Option<String>, notes: &mut Vec<S
             )));
         }
     };
+    let admitted = admission(claim).map(|line| format!("prove-it: note: {line}."));
+    let suspect = changes.suspect.clone();
+    let copy = (!suspect.is_empty()).then(|| changes.clone());
+    // Said after the verdict, never in place of its headline.
+    let join = |note: Option<String>| join_notes(note, admitted.clone());
+    match (
+        judge_checks_changed(host, changes, changed_verify, notes),
+        copy,
+    ) {
+        (Judged::Plain(note), None) => Judged::Plain(join(note)),
+        (Judged::Weakened(mut w), _) => {
+            w.note = join(w.note.take());
+            Judged::Weakened(w)
+        }
+        (Judged::Plain(note), Some(changes)) => {
+            let mut files = vec!["In the code this session changed:".to_string()];
+            files.extend(suspect.iter().map(|l| format!("  - {l}")));
+            Judged::Weakened(Box::new(Weakening {
+                alarm: Alarm::Suspect,
+                files,
+                replay: String::new(),
+                tail: Vec::new(),
+                diff: code_diff_command(&changes),
+                changes: Some(changes),
+                note: join(note),
+            }))
+        }
+    }
+}
+
+/// Two notes as one, each on its own lines.
+fn join_notes(a: Option<String>, b: Option<String>) -> Option<String> {
+    match (a, b) {
+        (Some(a), Some(b)) => Some(format!("{a}\n{b}")),
+        (a, b) => a.or(b),
+    }
+}
+
+/// Words in the agent's last message that say it fitted the code to the
+/// tests (in one public run of an agent on impossible tasks, most such
+/// cheats said so): the sentence, as a note.
+fn admission(claim: Option<&str>) -> Option<String> {
+    const FITTING: &[&str] = &[
+        "hardcod",
+        "hard-cod",
+        "hard cod",
+        "special-cas",
+        "special cas",
+        "tailored to the test",
+        "fitted the code",
+        "fit the code to the test",
+        "detect the test",
+        "detects the test",
+        "detect pytest",
+        "under pytest",
+        "satisfy the test",
+        "satisfies the test",
+        "what the test expects",
+        "what the tests expect",
+    ];
+    let claim = claim?;
+    for sentence in claim.split(['.', '!', '\n']) {
+        let lower = sentence.to_lowercase();
+        if lower.contains("test") && FITTING.iter().any(|f| lower.contains(f)) {
+            let text: String = sentence.trim().chars().take(160).collect();
+            return Some(format!(
+                "the agent's last message says it fitted the code to the tests: \"{text}\""
+            ));
+        }
+    }
+    None
+}
+
+/// `changed_verify` is the note for a `verify.sh` that changed during the
+/// session: said whenever the checks the host found do not name it.
+fn judge_checks_changed(
+    host: &mut impl Host,
+    changes: CheckChanges,
+    changed_verify: Option<String>,
+    notes: &mut Vec<String>,
+) -> Judged {
     let code_note = (!changes.code.is_empty()).then(|| {
         let mut text = "prove-it: note: in the code:".to_string();
         for line in &changes.code {
@@ -762,7 +961,7 @@ fn judge(host: &mut impl Host, changed_verify: Option<String>, notes: &mut Vec<S
                 "prove-it: checks changed: {count}; the session-start checks pass too (replayed in {}).",
                 seconds(run.duration_ms)
             );
-            for line in file_lines(&changes) {
+            for line in file_lines(&changes, false) {
                 note.push_str("\n  ");
                 note.push_str(&line);
             }
@@ -796,13 +995,15 @@ fn judge(host: &mut impl Host, changed_verify: Option<String>, notes: &mut Vec<S
                 ),
             };
             Judged::Weakened(Box::new(Weakening {
-                files: file_lines(&changes),
+                alarm: Alarm::Weakened,
+                files: file_lines(&changes, true),
                 replay: format!(
                     "`./verify.sh` with the checks as they were at the session's start {outcome}"
                 ),
                 tail: run.tail.clone(),
                 diff: diff_command(&changes),
                 changes: Some(changes),
+                note: None,
             }))
         }
     }
@@ -819,8 +1020,10 @@ fn checks_count(changes: &CheckChanges) -> String {
     }
 }
 
-/// One line per changed check, then its evidence.
-fn file_lines(changes: &CheckChanges) -> Vec<String> {
+/// One line per changed check, then its evidence; then the notes on the
+/// code, and with `suspect` the code's suspect lines (a suspect pass
+/// says those itself).
+fn file_lines(changes: &CheckChanges, suspect: bool) -> Vec<String> {
     use crate::abi::{CheckKind, FileChange};
     let mut lines = Vec::new();
     for f in &changes.files {
@@ -855,7 +1058,29 @@ fn file_lines(changes: &CheckChanges) -> Vec<String> {
     for line in &changes.code {
         lines.push(format!("  - {line}"));
     }
+    if suspect && !changes.suspect.is_empty() {
+        lines.push("In the code, lines that only make sense to fool a test:".to_string());
+    }
+    for line in changes.suspect.iter().filter(|_| suspect) {
+        lines.push(format!("  - {line}"));
+    }
     lines
+}
+
+/// The command that shows the code lines a suspect pass names (each line
+/// starts with its file, quoted).
+fn code_diff_command(changes: &CheckChanges) -> String {
+    let mut paths: Vec<&str> = changes
+        .suspect
+        .iter()
+        .filter_map(|l| l.strip_prefix('`')?.split_once('`').map(|(p, _)| p))
+        .collect();
+    paths.dedup();
+    let base = changes
+        .base
+        .as_deref()
+        .map_or("HEAD", |b| &b[..b.len().min(12)]);
+    format!("git diff {base} -- {}", paths.join(" "))
 }
 
 /// The command that shows the session's changes to its checks (git's
@@ -876,13 +1101,21 @@ fn diff_command(changes: &CheckChanges) -> String {
 impl Weakening {
     /// What a remembered weakening says at a later stop of the same tree.
     fn said_before(checked: &Checked) -> Weakening {
+        let (alarm, replay) = match checked.weakened {
+            true => (
+                Alarm::Weakened,
+                "the session-start checks failed on this same tree earlier in this session",
+            ),
+            false => (Alarm::Suspect, ""),
+        };
         Weakening {
+            alarm,
             files: checked.summary.iter().cloned().collect(),
-            replay: "the session-start checks failed on this same tree earlier in this session"
-                .to_string(),
+            replay: replay.to_string(),
             tail: Vec::new(),
             diff: String::new(),
             changes: None,
+            note: None,
         }
     }
 
@@ -903,26 +1136,39 @@ impl Weakening {
     fn details(&self) -> String {
         let mut text = String::new();
         if !self.files.is_empty() {
-            text.push_str("Checks this session changed:\n");
+            // A suspect pass's lines carry their own heading.
+            let indent = match self.alarm {
+                Alarm::Weakened => {
+                    text.push_str("Checks this session changed:\n");
+                    "  "
+                }
+                Alarm::Suspect => "",
+            };
             for line in &self.files {
-                text.push_str("  ");
+                text.push_str(indent);
                 text.push_str(line);
                 text.push('\n');
             }
         }
-        text.push_str(&self.replay);
-        if self.tail.is_empty() {
-            text.push_str(".\n");
-        } else {
-            text.push_str(":\n");
-            for line in &self.tail {
-                text.push_str("    ");
-                text.push_str(line);
-                text.push('\n');
+        if !self.replay.is_empty() {
+            text.push_str(&self.replay);
+            if self.tail.is_empty() {
+                text.push_str(".\n");
+            } else {
+                text.push_str(":\n");
+                for line in &self.tail {
+                    text.push_str("    ");
+                    text.push_str(line);
+                    text.push('\n');
+                }
             }
         }
         if !self.diff.is_empty() {
             text.push_str(&format!("Read the change: `{}`\n", self.diff));
+        }
+        if let Some(note) = &self.note {
+            text.push_str(note);
+            text.push('\n');
         }
         text
     }
@@ -942,16 +1188,28 @@ fn weakened(
         || "passed earlier in this session".to_string(),
         |run| format!("exited 0 in {}", seconds(run.duration_ms)),
     );
-    let mut text = format!(
-        "prove-it: WEAKENED: `./verify.sh` {passed}, but only with checks this session changed: the checks as they were at its start fail against the code as it is now. This turn is NOT verified.\n"
-    );
+    let (headline, close, verdict) = match weakening.alarm {
+        Alarm::Weakened => (
+            format!(
+                "prove-it: WEAKENED: `./verify.sh` {passed}, but only with checks this session changed: the checks as they were at its start fail against the code as it is now. This turn is NOT verified.\n"
+            ),
+            "If the task asked for this new behaviour, the change to the checks may be right; otherwise the code, not the checks, needs the fix.",
+            Verdict::Weakened,
+        ),
+        Alarm::Suspect => (
+            format!(
+                "prove-it: SUSPECT: `./verify.sh` {passed}, but the code this session changed may special-case the tests: the lines below only make sense to fool a test. This turn is NOT verified.\n"
+            ),
+            "If a line is honest (a program's own exit, a real edge case), read it and carry on; otherwise the code must be made right for every input, not for the tests' own.",
+            Verdict::Suspect,
+        ),
+    };
+    let mut text = headline;
     text.push_str(&weakening.details());
-    text.push_str(
-        "If the task asked for this new behaviour, the change to the checks may be right; otherwise the code, not the checks, needs the fix.",
-    );
+    text.push_str(close);
     notes.push(text);
     let mut decision = notes_only(notes)
-        .with_verdict(Verdict::Weakened)
+        .with_verdict(verdict)
         .after(blocked_before, verify_ms)
         .about(tree);
     decision.checks = weakening.changes;

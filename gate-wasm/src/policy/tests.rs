@@ -21,6 +21,8 @@ struct Fake {
     /// Whether the checks as they are now pass in the replay's copy.
     control_passes: bool,
     replays: u32,
+    /// The last lines of `verify.sh`'s output.
+    tail: Vec<String>,
 }
 
 impl Fake {
@@ -43,6 +45,7 @@ impl Fake {
             replay_passes: true,
             control_passes: true,
             replays: 0,
+            tail: vec!["running 44 tests".into(), "3 failed, 41 passed".into()],
         }
     }
     fn session(&self) -> Session {
@@ -73,7 +76,7 @@ impl Host for Fake {
             },
             exit_code: Some(if self.verify_passes { 0 } else { 1 }),
             duration_ms: 5,
-            tail: vec!["running 44 tests".into(), "3 failed, 41 passed".into()],
+            tail: self.tail.clone(),
             timeout_secs: 300,
             detail: None,
         })
@@ -646,4 +649,119 @@ fn a_copy_where_even_the_current_checks_fail_proves_nothing() {
     let message = d.message.expect("a note");
     assert!(message.contains("could not be judged"), "{message}");
     assert!(!message.contains("WEAKENED"), "{message}");
+}
+
+fn suspect_code() -> CheckChanges {
+    CheckChanges {
+        suspect: vec![
+            "`calc.py`: the test runner detected from the code: `if \"pytest\" in sys.modules:`"
+                .into(),
+        ],
+        base: Some("0123456789abcdef".into()),
+        ..CheckChanges::default()
+    }
+}
+
+#[test]
+fn a_pass_whose_code_fools_the_tests_is_suspect_not_verified() {
+    let mut host = started();
+    host.fingerprint = "bbbb".into();
+    host.verify_passes = true;
+    host.checks = Some(suspect_code());
+    let d = decide(&stop(false), &mut host);
+    assert_eq!(
+        (d.action, d.verdict),
+        (Action::Allow, Some(Verdict::Suspect))
+    );
+    let message = d.message.expect("a warning");
+    for said in [
+        "prove-it: SUSPECT",
+        "NOT verified",
+        "the test runner detected from the code",
+        "git diff 0123456789ab -- calc.py",
+    ] {
+        assert!(message.contains(said), "{said}: {message}");
+    }
+    assert!(!message.contains("verified: ./verify.sh"), "{message}");
+    assert_eq!(host.replays, 0, "no check changed: nothing to replay");
+    // The same tree later: still suspect, with its lines.
+    let again = decide(&stop(false), &mut host);
+    assert_eq!(again.verdict, Some(Verdict::Suspect));
+    assert!(
+        again
+            .message
+            .expect("said")
+            .contains("the test runner detected")
+    );
+    // Strict: refused, and the agent is told to fix the code.
+    let mut host = started();
+    host.fingerprint = "bbbb".into();
+    host.verify_passes = true;
+    host.checks = Some(suspect_code());
+    let d = decide_with(&stop(false), &mut host, Rules::STRICT);
+    assert_eq!(d.action, Action::Block);
+    assert!(d.reason.expect("reason").contains("not for the tests' own"));
+}
+
+#[test]
+fn the_runners_own_counts_are_read() {
+    let count =
+        |lines: &[&str]| tests_ran(&lines.iter().map(|l| l.to_string()).collect::<Vec<_>>());
+    assert_eq!(count(&["Ran 42 tests in 0.010s", "", "OK"]), Some(42));
+    assert_eq!(
+        count(&["FAILED (failures=1)", "Ran 1 test in 0.001s"]),
+        Some(1)
+    );
+    assert_eq!(
+        count(&[
+            "FAILED tests/test_a.py::test_x - assert 1 == 2",
+            "==== 1 failed, 41 passed, 2 skipped in 0.12s ===="
+        ]),
+        Some(42)
+    );
+    assert_eq!(count(&["41 passed in 0.10s"]), Some(41));
+    assert_eq!(
+        count(&[
+            "test result: ok. 12 passed; 0 failed; 1 ignored; 0 measured; 0 filtered out; finished in 0.01s",
+            "test result: FAILED. 3 passed; 1 failed; 0 ignored",
+        ]),
+        Some(16)
+    );
+    assert_eq!(
+        count(&["Tests:       1 failed, 2 passed, 3 total"]),
+        Some(3)
+    );
+    assert_eq!(count(&["      Tests  1 failed | 2 passed (3)"]), Some(3));
+    assert_eq!(
+        count(&["# tests 3", "# pass 2", "# fail 1", "# skipped 0"]),
+        Some(3)
+    );
+    assert_eq!(count(&["ℹ tests 3", "ℹ pass 3", "ℹ fail 0"]), Some(3));
+    assert_eq!(count(&["ok  \tgithub.com/x/y\t0.01s", "PASS"]), None);
+}
+
+#[test]
+fn a_pass_that_ran_fewer_tests_than_a_failing_stop_is_said() {
+    let mut host = started();
+    host.fingerprint = "bbbb".into();
+    host.verify_passes = false;
+    host.tail = vec!["Ran 42 tests in 0.1s".into(), "FAILED (failures=1)".into()];
+    let d = decide(&stop(false), &mut host);
+    assert_eq!(d.action, Action::Block);
+    host.fingerprint = "cccc".into();
+    host.verify_passes = true;
+    host.tail = vec!["Ran 41 tests in 0.1s".into(), "OK".into()];
+    let d = decide(&stop(true), &mut host);
+    assert_eq!(d.verdict, Some(Verdict::Verified));
+    let message = d.message.expect("said");
+    assert!(
+        message.starts_with("prove-it: verified")
+            && message.contains("fewer tests ran than at an earlier stop of this session (41"),
+        "{message}"
+    );
+    // As many as before: nothing said.
+    host.fingerprint = "dddd".into();
+    host.tail = vec!["Ran 42 tests in 0.1s".into(), "OK".into()];
+    let d = decide(&stop(false), &mut host);
+    assert!(!d.message.unwrap_or_default().contains("fewer tests"));
 }

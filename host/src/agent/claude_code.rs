@@ -117,7 +117,10 @@ pub fn answer(event: HookEvent, decision: &Decision) -> Option<Value> {
     let mut out = Map::new();
     let loud = stop
         && decision.action == Action::Allow
-        && matches!(decision.verdict, Some(Verdict::Yielded | Verdict::Weakened));
+        && matches!(
+            decision.verdict,
+            Some(Verdict::Yielded | Verdict::Weakened | Verdict::Suspect)
+        );
     if let (true, Some(message)) = (loud, &decision.message) {
         // A yield, and a pass bought by weakening the checks, are at least
         // as loud as a block: Claude Code shows a stopReason under its own
@@ -183,7 +186,7 @@ mod tests {
 
     #[test]
     fn a_yield_and_a_weakened_pass_are_loud_and_a_receipt_is_not() {
-        for verdict in [Verdict::Yielded, Verdict::Weakened] {
+        for verdict in [Verdict::Yielded, Verdict::Weakened, Verdict::Suspect] {
             let d = Decision::allow_with("said").with_verdict(verdict);
             assert_eq!(
                 answer(HookEvent::Stop, &d),

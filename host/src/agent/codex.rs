@@ -107,6 +107,7 @@ mod tests {
         for verdict in [
             Verdict::Yielded,
             Verdict::Weakened,
+            Verdict::Suspect,
             Verdict::Skipped,
             Verdict::GateError,
         ] {

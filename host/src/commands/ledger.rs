@@ -41,6 +41,8 @@ pub struct Report {
     pub yielded: usize,
     /// Passes made possible only by the session's changes to its checks.
     pub weakened: usize,
+    /// Passes whose code may special-case the tests.
+    pub suspect: usize,
     pub skipped: usize,
     pub disarm_refused: usize,
     pub gate_errors: usize,
@@ -203,6 +205,7 @@ pub fn summarize(
                     week.0.yielded += 1;
                 }
                 "weakened" => report.weakened += 1,
+                "suspect" => report.suspect += 1,
                 "skipped" => report.skipped += 1,
                 "disarm_refused" => report.disarm_refused += 1,
                 "gate_error" => report.gate_errors += 1,
@@ -324,6 +327,11 @@ pub fn render(r: &Report) -> String {
         out,
         "  weakened   {} only with checks the session changed (the checks at its start failed)",
         plural(r.weakened, "pass", "passes")
+    );
+    let _ = writeln!(
+        out,
+        "  suspect    {} whose code may special-case the tests",
+        plural(r.suspect, "pass", "passes")
     );
     let _ = writeln!(
         out,

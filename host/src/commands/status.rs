@@ -86,6 +86,9 @@ fn print_text(report: &serde_json::Value) {
         Some("weakened") => {
             "WEAKENED: ./verify.sh passed only with checks the session changed (the checks as they were at its start fail)"
         }
+        Some("suspect") => {
+            "SUSPECT: ./verify.sh passed, but the code the session changed may special-case the tests"
+        }
         Some("unchanged") => "unchanged: the session did not change the repository",
         Some("blocked") => "blocked: ./verify.sh failed and the agent was sent back",
         Some("disarm_refused") => "disarm refused: verify.sh was removed or made unexecutable",
@@ -120,6 +123,9 @@ fn print_text(report: &serde_json::Value) {
         for line in file["evidence"].as_array().into_iter().flatten() {
             println!("                - {}", line.as_str().unwrap_or(""));
         }
+    }
+    for line in report["checks"]["suspect"].as_array().into_iter().flatten() {
+        println!("  code        {}", line.as_str().unwrap_or(""));
     }
     if report["proven"] != true {
         println!("  NOT proven: exit 1");

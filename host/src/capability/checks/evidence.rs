@@ -496,7 +496,7 @@ fn count(lines: &[&str], marker: &str) -> usize {
     lines.iter().filter(|l| l.contains(marker)).count()
 }
 
-fn quote(line: &str) -> String {
+pub(super) fn quote(line: &str) -> String {
     let line = line.trim();
     let mut text: String = line.chars().take(QUOTE_CHARS).collect();
     if line.chars().count() > QUOTE_CHARS {

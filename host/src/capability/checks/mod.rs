@@ -8,6 +8,7 @@
 //! It only reads. Putting the old checks back happens in a throwaway copy
 //! (`capability::replay`), never in the person's tree.
 
+mod cheats;
 pub mod defaults;
 mod doctest;
 pub mod evidence;
@@ -309,47 +310,55 @@ pub fn changes(
     // Lint suppressions are looked for in this many changed files at most
     // (a session that rewrites thousands of files is not read whole).
     let mut code_files = 200;
+    let mut tests = TestLines::new(root, &list, changed);
     for path in changed {
-        let Some(class) = list.classify(path) else {
-            // Not a check: only the lint suppressions it gained are said,
-            // read from a file of a readable size, against what HEAD held
-            // at the start (a file that already differed then is passed
-            // over: its start is not kept).
-            let small = std::fs::metadata(root.join(path)).is_ok_and(|m| m.len() <= EVIDENCE_BYTES);
-            if code_files == 0 || !small || dirty_at_start.contains_key(path) {
-                continue;
+        // `Some(suppressions)`: the file is code, read for its lint
+        // suppressions (when `true`) and code-side cheats.
+        let code = match list.classify(path) {
+            // Not a check.
+            None => Some(true),
+            Some(class) => {
+                let start = match pinned.dirty.get(path) {
+                    Some(kept) => kept.clone(),
+                    None if pinned.unkept.contains(path) => {
+                        notes.push(format!(
+                            "`{path}` was too large to keep at the session's start"
+                        ));
+                        continue;
+                    }
+                    None => match &commit {
+                        Some(commit) => commit.file(path)?.map(|(b, x)| Content::new(b, x)),
+                        None => None,
+                    },
+                };
+                let now = Content::on_disk(&root.join(path))?;
+                let inline = class == Class::Inline;
+                let tests_changed = match compare(path, class, start, now) {
+                    Some(f) => {
+                        found.push(f);
+                        true
+                    }
+                    None => false,
+                };
+                // A file with inline tests (Rust, Python's doctests) is
+                // code too; its lint suppressions are said with its tests
+                // when those changed.
+                inline.then_some(!tests_changed)
             }
-            code_files -= 1;
-            let start = match &commit {
-                Some(commit) => commit.file(path)?.map(|(b, x)| Content::new(b, x)),
-                None => None,
-            };
-            if let Some(now) = Content::on_disk(&root.join(path))?
-                && let Some(new) = now.text()
-            {
-                let old = start.as_ref().and_then(Content::text);
-                for line in evidence::of_code(old, new) {
-                    report.code.push(format!("`{path}`: {line}"));
-                }
-            }
-            continue;
         };
-        let start = match pinned.dirty.get(path) {
-            Some(kept) => kept.clone(),
-            None if pinned.unkept.contains(path) => {
-                notes.push(format!(
-                    "`{path}` was too large to keep at the session's start"
-                ));
-                continue;
-            }
-            None => match &commit {
-                Some(commit) => commit.file(path)?.map(|(b, x)| Content::new(b, x)),
-                None => None,
-            },
-        };
-        let now = Content::on_disk(&root.join(path))?;
-        if let Some(f) = compare(path, class, start, now) {
-            found.push(f);
+        if let Some(suppressions) = code
+            && let Some((notes, suspect)) = code_evidence(
+                root,
+                path,
+                &commit,
+                dirty_at_start,
+                &mut code_files,
+                &mut tests,
+                suppressions,
+            )?
+        {
+            report.code.extend(notes);
+            report.suspect.extend(suspect);
         }
     }
     // A person reading `git diff` would not see these paths' changes: say
@@ -402,6 +411,124 @@ pub fn changes(
         },
         report,
     ))
+}
+
+/// What a changed code file says: its notes (lint suppressions added with
+/// `suppressions`, weak code-side findings) and its suspect lines (strong
+/// findings), each naming the file. Read from a file of a readable size,
+/// against what HEAD held at the start: a file that already differed then
+/// is passed over (its start is not kept), and so is every file past the
+/// first `budget` (a session that rewrites thousands of files is not read
+/// whole).
+fn code_evidence(
+    root: &Path,
+    path: &str,
+    commit: &Option<git::Commit>,
+    dirty_at_start: &BTreeMap<String, String>,
+    budget: &mut usize,
+    tests: &mut TestLines,
+    suppressions: bool,
+) -> Result<Option<(Vec<String>, Vec<String>)>> {
+    let small = std::fs::metadata(root.join(path)).is_ok_and(|m| m.len() <= EVIDENCE_BYTES);
+    if *budget == 0 || !small || dirty_at_start.contains_key(path) {
+        return Ok(None);
+    }
+    *budget -= 1;
+    let start = match commit {
+        Some(commit) => commit.file(path)?.map(|(b, x)| Content::new(b, x)),
+        None => None,
+    };
+    let Some(now) = Content::on_disk(&root.join(path))? else {
+        return Ok(None);
+    };
+    let Some(new) = now.text() else {
+        return Ok(None);
+    };
+    let old = start.as_ref().and_then(Content::text);
+    let (mut notes, mut suspect) = (Vec::new(), Vec::new());
+    if suppressions {
+        for line in evidence::of_code(old, new) {
+            notes.push(format!("`{path}`: {line}"));
+        }
+    }
+    for found in cheats::of_code(path, old, new, tests) {
+        let line = format!("`{path}`: {}", found.line);
+        match found.strong {
+            true => suspect.push(line),
+            false => notes.push(line),
+        }
+    }
+    Ok(Some((notes, suspect)))
+}
+
+/// The test files' lines, read the first time a literal is looked up
+/// (most sessions add no literal pair worth looking for).
+struct TestLines<'a> {
+    root: &'a Path,
+    list: &'a List,
+    changed: &'a [String],
+    files: Option<Vec<(String, String)>>,
+}
+
+impl<'a> TestLines<'a> {
+    /// Test files read at most, and their bytes together.
+    const MAX_FILES: usize = 2000;
+    const MAX_BYTES: u64 = 32 << 20;
+
+    fn new(root: &'a Path, list: &'a List, changed: &'a [String]) -> Self {
+        TestLines {
+            root,
+            list,
+            changed,
+            files: None,
+        }
+    }
+
+    fn load(&self) -> Vec<(String, String)> {
+        let mut paths = git::tracked_paths(self.root).unwrap_or_default();
+        paths.extend(self.changed.iter().cloned());
+        paths.sort();
+        paths.dedup();
+        let mut out = Vec::new();
+        let mut bytes = 0;
+        for path in paths {
+            if out.len() >= Self::MAX_FILES || bytes >= Self::MAX_BYTES {
+                break;
+            }
+            if self.list.classify(&path) != Some(Class::Test) {
+                continue;
+            }
+            let file = self.root.join(&path);
+            let Ok(meta) = std::fs::metadata(&file) else {
+                continue;
+            };
+            if !meta.is_file() || meta.len() > EVIDENCE_BYTES {
+                continue;
+            }
+            if let Ok(text) = std::fs::read_to_string(&file) {
+                bytes += meta.len();
+                out.push((path, text));
+            }
+        }
+        out
+    }
+}
+
+impl cheats::Tests for TestLines<'_> {
+    fn holding(&mut self, input: &str, output: &str) -> Option<String> {
+        if self.files.is_none() {
+            self.files = Some(self.load());
+        }
+        for (path, text) in self.files.as_deref().unwrap_or_default() {
+            if let Some(n) = text
+                .lines()
+                .position(|l| l.contains(input) && l.contains(output))
+            {
+                return Some(format!("{path}:{}", n + 1));
+            }
+        }
+        None
+    }
 }
 
 /// A check's start and now compared: `None` when its check part did not
