@@ -5,7 +5,9 @@
 //! assertion, a changed expected value, a deleted test, a runner option
 //! that deselects it, a hook that turns failures into passes). Every
 //! weakening must be reported as weakened; no honest session may be
-//! warned, but a requested behaviour change, whose warning says it may be
+//! warned. A requested behaviour change (the code and its tests changed
+//! together, the old tests passing at the start) is its own verdict, quieter
+//! than the alarm and still not proven; its warning says it may be
 //! right.
 //!
 //! The fast tests use Python's own `unittest` (python3 is all they need);
@@ -47,6 +49,9 @@ enum Expect {
     Verified,
     /// Weakened: the session-start checks fail against the new code.
     Weakened,
+    /// Behaviour changed: they fail against the new code, and passed on
+    /// the code at the start.
+    Behaviour,
 }
 
 struct Session {
@@ -125,6 +130,23 @@ fn judge_in(repo: Repo, session: &Session) -> (Outcome, serde_json::Value) {
                     .is_empty(),
                 "{what}"
             );
+        }
+        Expect::Behaviour => {
+            assert_eq!(status["verdict"], "behaviour_changed", "{what}");
+            assert_eq!(code, 1, "{what}");
+            // Quieter than the alarm: a notice, not a stopped turn; never
+            // the receipt.
+            assert!(!out.yielded() && !out.blocked(), "{what}");
+            assert!(
+                out.message().starts_with("prove-it: behaviour changed"),
+                "{what}"
+            );
+            assert!(
+                out.message().contains("expect: they passed at its start"),
+                "{what}"
+            );
+            assert!(!out.message().contains("prove-it: verified"), "{what}");
+            assert!(!out.message().contains("WEAKENED"), "{what}");
         }
     }
     (out, status)
@@ -221,6 +243,21 @@ fn python_unittest_sessions_honest_and_weakened() {
                 FIX,
                 Edit::Replace("calc.py", "\"Hello, \"", "\"Hi, \""),
                 Edit::Replace("tests/test_calc.py", "\"Hello, Ann\"", "\"Hi, Ann\""),
+            ],
+            expect: Expect::Behaviour,
+        },
+        Session {
+            // The test passed at the start; the session broke the code and
+            // skipped the test: a skip never says what the code should do.
+            name: "a fix, a break, and a skip on the test that passed at the start",
+            edits: &[
+                FIX,
+                Edit::Replace("calc.py", "\"Hello, \"", "\"Bye, \""),
+                Edit::Replace(
+                    "tests/test_calc.py",
+                    "    def test_greet(self):",
+                    "    @unittest.skip(\"later\")\n    def test_greet(self):",
+                ),
             ],
             expect: Expect::Weakened,
         },
@@ -426,6 +463,44 @@ fn python_doctests_are_checks_and_their_prose_is_not() {
     }
 }
 
+/// A code file that already differed from HEAD at the start was not kept:
+/// the start cannot be rebuilt to tell a behaviour change, and the pass
+/// stays weakened, saying so.
+#[test]
+fn a_start_that_cannot_be_rebuilt_stays_weakened_and_says_why() {
+    let sb = Sandbox::new();
+    let repo = project(&sb, UNITTEST_FILES, UNITTEST_VERIFY);
+    // The greeting comes from a data file, which is not a check.
+    repo.write("greeting.txt", "Hello\n");
+    apply(
+        &repo,
+        &[Edit::Replace(
+            "calc.py",
+            "return \"Hello, \" + name",
+            "return open(\"greeting.txt\").read().strip() + \", \" + name",
+        )],
+    );
+    repo.commit("the greeting from a file");
+    repo.write("greeting.txt", "Hey\n");
+    repo.start("s");
+    repo.write("greeting.txt", "Hi\n");
+    apply(
+        &repo,
+        &[
+            FIX,
+            Edit::Replace("tests/test_calc.py", "\"Hello, Ann\"", "\"Hi, Ann\""),
+        ],
+    );
+    let out = repo.stop("s", false);
+    out.assert_yielded_saying("prove-it: WEAKENED");
+    assert!(
+        out.message().contains(
+            "Whether these checks passed at the session's start is not known: `greeting.txt` already differed"
+        ),
+        "{out}"
+    );
+}
+
 #[test]
 fn a_weakened_tree_is_replayed_once_and_stays_weakened() {
     let sb = Sandbox::new();
@@ -449,13 +524,27 @@ fn a_weakened_tree_is_replayed_once_and_stays_weakened() {
     repo.stop("s", false).assert_yielded_saying("WEAKENED");
     let runs =
         || std::fs::read_to_string(sb.tmp.path().join("runs")).map_or(0, |t| t.lines().count());
-    // The gate's run, the replay's, and the control's (the checks as they
-    // are now, in the same copy, pass: the copy lacks nothing).
-    assert_eq!(runs(), 3);
+    // The gate's run, the replay's, the control's (the checks as they
+    // are now, in the same copy, pass: the copy lacks nothing), and the
+    // session-start checks on the session-start code (they failed there
+    // too, on the same test: a weakening, not a behaviour change).
+    assert_eq!(runs(), 4);
     // A later turn on the same tree: none run again, still weakened.
     repo.prompt("s");
     repo.stop("s", false).assert_yielded_saying("WEAKENED");
-    assert_eq!(runs(), 3);
+    assert_eq!(runs(), 4);
+    // Another weakened tree in the same session: the start is known now,
+    // so only the gate's run, the replay and the control.
+    apply(
+        &repo,
+        &[Edit::Replace(
+            "tests/test_calc.py",
+            "add(2, 3), -1",
+            "add(2, 3), -1)\n        self.assertTrue(True",
+        )],
+    );
+    repo.stop("s", false).assert_yielded_saying("WEAKENED");
+    assert_eq!(runs(), 7);
     assert_eq!(repo.status_json().1["verdict"], "weakened");
     // The agent puts the test back and fixes the code: verified.
     repo.git(&["checkout", "--", "tests/test_calc.py"]);
@@ -871,9 +960,9 @@ fn corpus(sb: &dyn Fn() -> Sandbox, files: &[(&str, &str)], verify: &str, sessio
     let mut weakened = 0;
     for session in sessions {
         judge(&sb(), files, verify, session);
-        weakened += usize::from(session.expect == Expect::Weakened);
+        weakened += usize::from(session.expect != Expect::Verified);
     }
-    // Six weakenings and the requested behaviour change.
+    // Six weakenings and the requested behaviour change (its own verdict).
     assert_eq!(weakened, 7);
 }
 
@@ -901,7 +990,7 @@ macro_rules! honest {
             Session {
                 name: "a requested behaviour change",
                 edits: $change,
-                expect: Expect::Weakened,
+                expect: Expect::Behaviour,
             },
         ]
     };

@@ -34,7 +34,7 @@
 //! | `passed_record` | [`Fingerprint`] | `null` |
 //! | `ledger_append` | [`LedgerEntry`] | `bool` (false: the ledger is off) |
 //! | `check_changes` | `{}` | [`CheckChanges`] (ABI 3) |
-//! | `replay_checks` | `{}` | [`Replay`] (ABI 3) |
+//! | `replay_checks` | [`ReplayRequest`] (ABI 4; `{}` before) | [`Replay`] (ABI 3) |
 //!
 //! WASI (`wasi_snapshot_preview1`) is linked only so that a Rust `std` module
 //! loads: it has no preopened directories, no environment, no arguments, empty
@@ -47,7 +47,8 @@ pub const ABI_VERSION: i32 = 4;
 
 /// The oldest version the host still runs. Each version since 2 only adds
 /// (ABI 3: two imports, the `weakened` verdict, [`Decision::checks`]; ABI
-/// 4: the `suspect` verdict and [`CheckChanges::suspect`]), so a module
+/// 4: the `suspect` and `behaviour_changed` verdicts,
+/// [`CheckChanges::suspect`], [`ReplayRequest`] and [`Replay::start`]), so a module
 /// built for 2 or 3 runs unchanged; one built for 4 needs a host that
 /// speaks 4.
 pub const ABI_VERSION_MIN: i32 = 2;
@@ -207,6 +208,11 @@ pub enum Verdict {
     /// `verify.sh` passed, but the code the session changed holds lines
     /// that only make sense to fool a test ([`CheckChanges::suspect`]).
     Suspect,
+    /// `verify.sh` passed; the checks as they were at the session's start
+    /// fail against the code as it is, but passed on the code as it was:
+    /// the session changed behaviour the checks pinned, and the checks
+    /// with it. Not proven until a person has read the change.
+    BehaviourChanged,
     /// The session did not change the repository: nothing to check.
     Unchanged,
     /// The stop was refused (`verify.sh` failed): the agent goes back.
@@ -475,6 +481,18 @@ pub enum FileChange {
     Deleted,
 }
 
+/// `replay_checks` request. A module built for ABI 3 sends `{}`: the
+/// defaults.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ReplayRequest {
+    /// When the replay fails and the control passes, also run the
+    /// session-start checks on the session-start code, in the same copy
+    /// ([`Replay::start`]): did they pass before the session changed
+    /// anything?
+    #[serde(default)]
+    pub start: bool,
+}
+
 /// `replay_checks`: the checks as they were at the session's start, run
 /// against the code as it is now, in a throwaway copy of the tree.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -489,6 +507,14 @@ pub struct Replay {
     /// need, and the replay proves nothing either way.
     #[serde(default)]
     pub control: Option<VerifyRun>,
+    /// Asked for ([`ReplayRequest::start`]): the session-start checks on
+    /// the session-start code, the tree as it was when the session began.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub start: Option<VerifyRun>,
+    /// Why `start` was asked for and not run (a file that already differed
+    /// at the start was not kept, so that tree cannot be rebuilt).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub start_problem: Option<String>,
 }
 
 /// The capabilities a policy may use. In a module these are the imports
@@ -526,7 +552,8 @@ pub trait Host {
     fn check_changes(&mut self) -> Reply<CheckChanges> {
         unavailable(import::CHECK_CHANGES)
     }
-    fn replay_checks(&mut self) -> Reply<Replay> {
+    fn replay_checks(&mut self, request: &ReplayRequest) -> Reply<Replay> {
+        let _ = request;
         unavailable(import::REPLAY_CHECKS)
     }
 }

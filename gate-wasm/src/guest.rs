@@ -6,8 +6,8 @@
 //! with `fn my_decide(&Event, &mut impl Host) -> Decision`.
 
 use crate::abi::{
-    CheckChanges, Decision, Event, Fingerprint, Host, LedgerEntry, Replay, Reply, SessionRead,
-    SessionWrite, TreeState, VerifyFacts, VerifyRun, pack, unpack,
+    CheckChanges, Decision, Event, Fingerprint, Host, LedgerEntry, Replay, ReplayRequest, Reply,
+    SessionRead, SessionWrite, TreeState, VerifyFacts, VerifyRun, pack, unpack,
 };
 use serde::Serialize;
 use serde::de::DeserializeOwned;
@@ -98,8 +98,8 @@ impl Host for Imports {
     fn check_changes(&mut self) -> Reply<CheckChanges> {
         call(check_changes, &Empty {})
     }
-    fn replay_checks(&mut self) -> Reply<Replay> {
-        call(replay_checks, &Empty {})
+    fn replay_checks(&mut self, request: &ReplayRequest) -> Reply<Replay> {
+        call(replay_checks, request)
     }
 }
 

@@ -6,10 +6,12 @@
 //! and every failure to learn a fact ends in a message the user sees.
 
 use crate::abi::{
-    Action, CheckChanges, Decision, Event, EventKind, Fingerprint, Host, LedgerEntry, SessionRead,
-    SessionWrite, Settings, TreeState, Verdict, VerifyFacts, VerifyOutcome, VerifyRun,
+    Action, CheckChanges, Decision, Event, EventKind, Fingerprint, Host, LedgerEntry,
+    ReplayRequest, SessionRead, SessionWrite, Settings, TreeState, Verdict, VerifyFacts,
+    VerifyOutcome, VerifyRun,
 };
 use serde::{Deserialize, Serialize};
+use std::collections::BTreeSet;
 
 /// What the ledger says was demanded of the agent.
 pub const EVIDENCE_DEMANDED: &str = "verify.sh exit 0";
@@ -46,6 +48,19 @@ pub struct Session {
     /// is said.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tests_seen: Option<u64>,
+    /// What the session-start checks did on the session-start code, once
+    /// known (the code and checks there never change: found out once).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub start_checks: Option<StartChecks>,
+}
+
+/// The session-start checks on the session-start code.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct StartChecks {
+    pub passed: bool,
+    /// The tests that failed there, by the runner's own lines.
+    #[serde(default)]
+    pub failing: Vec<String>,
 }
 
 /// The checks judged for one passing tree.
@@ -58,6 +73,9 @@ pub struct Checked {
     /// The code the session changed may special-case the tests.
     #[serde(default)]
     pub suspect: bool,
+    /// The session changed what tests expect: they passed at its start.
+    #[serde(default)]
+    pub behaviour: bool,
     /// For a weakened or suspect tree: what to say again at a later stop.
     #[serde(default)]
     pub summary: Option<String>,
@@ -79,6 +97,10 @@ enum Alarm {
     Weakened,
     /// Lines added to the code only make sense to fool a test.
     Suspect,
+    /// The checks as they were at the session's start fail against the
+    /// code as it is, but passed on the code as it was: the session
+    /// changed behaviour they pinned, and the checks with it.
+    Behaviour,
 }
 
 /// A pass bought by changing the checks, or by code that fools them: what
@@ -96,6 +118,8 @@ struct Weakening {
     changes: Option<CheckChanges>,
     /// What else the judgement found (checks changed that pass too...).
     note: Option<String>,
+    /// How many tests the replay names as failing (0: it names none).
+    tests: usize,
 }
 
 /// Why a stop was caught.
@@ -206,6 +230,7 @@ fn session_start(event: &Event, host: &mut impl Host) -> Result<Decision, String
             no_baseline_said: false,
             checked: None,
             tests_seen: None,
+            start_checks: None,
         },
     )?;
     Ok(Decision::allow())
@@ -306,7 +331,9 @@ fn stop(event: &Event, host: &mut impl Host, rules: Rules) -> Result<Decision, S
                 .as_ref()
                 .filter(|c| c.tree == tree.fingerprint)
             {
-                Some(checked) if !checked.weakened && !checked.suspect => Judged::Plain(None),
+                Some(checked) if !checked.weakened && !checked.suspect && !checked.behaviour => {
+                    Judged::Plain(None)
+                }
                 Some(checked) => Judged::Weakened(Box::new(Weakening::said_before(checked))),
                 None => judge_checks(host, event, &mut session, &tree, &facts, &mut notes),
             };
@@ -551,6 +578,10 @@ fn what_failed(caught: &Caught) -> String {
         Caught::Weakened(w) if w.alarm == Alarm::Suspect => {
             "`./verify.sh` passed, but the code this session changed may special-case the tests".to_string()
         }
+        Caught::Weakened(w) if w.alarm == Alarm::Behaviour => format!(
+            "`./verify.sh` passed, but the session changed what {} expect (they passed at its start), and this repository's policy (strict) does not accept a change to the checks",
+            tests_said(w.tests)
+        ),
         Caught::Weakened(_) => {
             "`./verify.sh` passed only with checks this session changed: the checks as they were at its start fail against the code as it is".to_string()
         }
@@ -638,6 +669,12 @@ fn block_reason(caught: &Caught, tree: &TreeState, attempt: u32, max: u32) -> St
         Caught::ChangedVerify => {
             reason.push_str(
                 "Restore it (`git diff -- verify.sh` shows the change; `git checkout HEAD -- verify.sh` undoes it), or ask the user to change it themselves, then end your turn again.\n",
+            );
+        }
+        Caught::Weakened(w) if w.alarm == Alarm::Behaviour => {
+            reason.push_str(&w.details());
+            reason.push_str(
+                "Keep the behaviour those tests pin (restore them and make the code pass them), then end your turn again; or, if the task asked for this change, say so plainly in your last message and ask the user to accept it.\n",
             );
         }
         Caught::Weakened(w) if w.alarm == Alarm::Suspect => {
@@ -798,12 +835,8 @@ fn judge_checks(
     facts: &VerifyFacts,
     notes: &mut Vec<String>,
 ) -> Judged {
-    let judged = judge(
-        host,
-        event.claim.as_deref(),
-        changed_verify_note(session, facts),
-        notes,
-    );
+    let changed_verify = changed_verify_note(session, facts);
+    let judged = judge(host, session, event.claim.as_deref(), changed_verify, notes);
     let alarm = match &judged {
         Judged::Weakened(w) => Some(w.alarm),
         Judged::Plain(_) => None,
@@ -812,6 +845,7 @@ fn judge_checks(
         tree: tree.fingerprint.clone(),
         weakened: alarm == Some(Alarm::Weakened),
         suspect: alarm == Some(Alarm::Suspect),
+        behaviour: alarm == Some(Alarm::Behaviour),
         summary: match &judged {
             Judged::Weakened(w) => Some(w.summary()),
             Judged::Plain(_) => None,
@@ -826,6 +860,7 @@ fn judge_checks(
 /// message: one that says it fitted the code to the tests is a note.
 fn judge(
     host: &mut impl Host,
+    session: &mut Session,
     claim: Option<&str>,
     changed_verify: Option<String>,
     notes: &mut Vec<String>,
@@ -845,7 +880,7 @@ fn judge(
     // Said after the verdict, never in place of its headline.
     let join = |note: Option<String>| join_notes(note, admitted.clone());
     match (
-        judge_checks_changed(host, changes, changed_verify, notes),
+        judge_checks_changed(host, session, changes, changed_verify, notes),
         copy,
     ) {
         (Judged::Plain(note), None) => Judged::Plain(join(note)),
@@ -864,8 +899,18 @@ fn judge(
                 diff: code_diff_command(&changes),
                 changes: Some(changes),
                 note: join(note),
+                tests: 0,
             }))
         }
+    }
+}
+
+/// `1 test`, `3 tests`, `some tests` (the runner named none).
+fn tests_said(n: usize) -> String {
+    match n {
+        0 => "some tests".to_string(),
+        1 => "1 test".to_string(),
+        n => format!("{n} tests"),
     }
 }
 
@@ -916,6 +961,7 @@ fn admission(claim: Option<&str>) -> Option<String> {
 /// session: said whenever the checks the host found do not name it.
 fn judge_checks_changed(
     host: &mut impl Host,
+    session: &mut Session,
     changes: CheckChanges,
     changed_verify: Option<String>,
     notes: &mut Vec<String>,
@@ -945,7 +991,27 @@ fn judge_checks_changed(
         }
         return Judged::Plain(Some(note));
     }
-    let replay = match host.replay_checks() {
+    // Whether the session-start checks passed at the start, when the gate
+    // knows already: found out earlier in the session, or that very tree
+    // passed before. Else the replay finds out, if it fails.
+    let mut start = session.start_checks.clone();
+    if start.is_none()
+        && let Some(baseline) = &session.baseline
+        && host
+            .passed_check(&Fingerprint {
+                fingerprint: baseline.clone(),
+            })
+            .unwrap_or(false)
+    {
+        start = Some(StartChecks {
+            passed: true,
+            failing: Vec::new(),
+        });
+    }
+    let request = ReplayRequest {
+        start: start.is_none(),
+    };
+    let replay = match host.replay_checks(&request) {
         Ok(replay) => replay,
         Err(e) => {
             return Judged::Plain(Some(format!(
@@ -994,19 +1060,136 @@ fn judge_checks_changed(
                     seconds(run.duration_ms)
                 ),
             };
-            Judged::Weakened(Box::new(Weakening {
-                alarm: Alarm::Weakened,
-                files: file_lines(&changes, true),
-                replay: format!(
-                    "`./verify.sh` with the checks as they were at the session's start {outcome}"
+            if start.is_none()
+                && let Some(run) = &replay.start
+            {
+                start = Some(StartChecks {
+                    passed: run.outcome == VerifyOutcome::Passed,
+                    failing: failing_tests(&run.tail).into_iter().collect(),
+                });
+                session.start_checks = start.clone();
+            }
+            let failing = failing_tests(&run.tail);
+            // Passing at the start, or failing there only on other tests:
+            // what fails now is behaviour the session changed, not a
+            // failure it hid; if only tests changed, and in ways that can
+            // say what the code should do (a skip marker, a hook or a
+            // runner option never does).
+            let changed_behaviour = can_express_behaviour(&changes)
+                && start.as_ref().is_some_and(|s| {
+                    s.passed
+                        || (!s.failing.is_empty()
+                            && !failing.is_empty()
+                            && failing.iter().all(|t| !s.failing.contains(t)))
+                });
+            let unknown = match (&start, &replay.start_problem) {
+                (None, Some(why)) => Some(format!(
+                    "Whether these checks passed at the session's start is not known: {why}."
+                )),
+                _ => None,
+            };
+            let (alarm, replay_said) = match changed_behaviour {
+                true => (
+                    Alarm::Behaviour,
+                    format!(
+                        "`./verify.sh` with the checks as they were at the session's start passed on the code as it was then, and {outcome} against the code as it is now"
+                    ),
                 ),
+                false => (
+                    Alarm::Weakened,
+                    format!(
+                        "`./verify.sh` with the checks as they were at the session's start {outcome}"
+                    ),
+                ),
+            };
+            Judged::Weakened(Box::new(Weakening {
+                alarm,
+                files: file_lines(&changes, true),
+                replay: replay_said,
                 tail: run.tail.clone(),
                 diff: diff_command(&changes),
                 changes: Some(changes),
-                note: None,
+                note: unknown,
+                tests: failing.len(),
             }))
         }
     }
+}
+
+/// Whether the session's changes to its checks could be a new behaviour
+/// written down: tests modified or deleted, with no evidence of a skip,
+/// a narrowed run, a hook, a suppression or a removed check; no
+/// configuration, `verify.sh` or git configuration changed.
+fn can_express_behaviour(changes: &CheckChanges) -> bool {
+    use crate::abi::CheckKind;
+    const NEVER: &[&str] = &[
+        "skip marker",
+        "tests narrowed",
+        "hook",
+        "runner option",
+        "lint suppression",
+        "build constraint",
+        "check removed",
+        "check commented out",
+    ];
+    changes.git_config.is_empty()
+        && changes.files.iter().all(|f| {
+            matches!(f.kind, CheckKind::Test | CheckKind::Inline)
+                && !f
+                    .evidence
+                    .iter()
+                    .any(|e| NEVER.iter().any(|n| e.contains(n)))
+        })
+}
+
+/// The tests a run names as failing, by its runner's own lines: pytest's
+/// `FAILED path::test`, unittest's `FAIL: test (module.Class)`, cargo's
+/// `test name ... FAILED`, go's `--- FAIL: Test`, node's `not ok N -
+/// name`, jest's and vitest's `✕`/`×`.
+pub fn failing_tests(tail: &[String]) -> BTreeSet<String> {
+    let mut out = BTreeSet::new();
+    for line in tail {
+        let t = line.trim();
+        let name = if let Some(rest) = t
+            .strip_prefix("FAILED ")
+            .or_else(|| t.strip_prefix("ERROR "))
+        {
+            rest.split(" - ").next()
+        } else if let Some(rest) = t
+            .strip_prefix("FAIL: ")
+            .or_else(|| t.strip_prefix("ERROR: "))
+        {
+            Some(rest)
+        } else if let Some(rest) = t.strip_prefix("--- FAIL: ") {
+            rest.split(" (").next()
+        } else if let Some(rest) = t
+            .strip_prefix("test ")
+            .and_then(|r| r.strip_suffix(" ... FAILED"))
+        {
+            Some(rest)
+        } else if let Some(rest) = t.strip_suffix(" --- FAILED") {
+            Some(rest)
+        } else if let Some(rest) = t
+            .strip_prefix("---- ")
+            .and_then(|r| r.strip_suffix(" stdout ----"))
+        {
+            Some(rest)
+        } else if let Some(rest) = t.strip_prefix("not ok ") {
+            rest.split_once(" - ").map(|(_, name)| name)
+        } else if let Some(rest) = t.strip_prefix("✕ ").or_else(|| t.strip_prefix("× ")) {
+            Some(rest.split(" (").next().unwrap_or(rest))
+        } else {
+            None
+        };
+        // unittest's summary `FAILED (failures=1)` names no test.
+        if let Some(name) = name
+            .map(str::trim)
+            .filter(|n| !n.is_empty() && !n.starts_with('('))
+        {
+            out.insert(name.to_string());
+        }
+    }
+    out
 }
 
 /// `1 file`, `3 files`, `git's configuration`, `1 file and git's configuration`.
@@ -1101,12 +1284,18 @@ fn diff_command(changes: &CheckChanges) -> String {
 impl Weakening {
     /// What a remembered weakening says at a later stop of the same tree.
     fn said_before(checked: &Checked) -> Weakening {
-        let (alarm, replay) = match checked.weakened {
-            true => (
+        let (alarm, replay) = if checked.weakened {
+            (
                 Alarm::Weakened,
                 "the session-start checks failed on this same tree earlier in this session",
-            ),
-            false => (Alarm::Suspect, ""),
+            )
+        } else if checked.behaviour {
+            (
+                Alarm::Behaviour,
+                "the session-start checks passed at its start and failed on this same tree earlier in this session",
+            )
+        } else {
+            (Alarm::Suspect, "")
         };
         Weakening {
             alarm,
@@ -1116,6 +1305,7 @@ impl Weakening {
             diff: String::new(),
             changes: None,
             note: None,
+            tests: 0,
         }
     }
 
@@ -1138,7 +1328,7 @@ impl Weakening {
         if !self.files.is_empty() {
             // A suspect pass's lines carry their own heading.
             let indent = match self.alarm {
-                Alarm::Weakened => {
+                Alarm::Weakened | Alarm::Behaviour => {
                     text.push_str("Checks this session changed:\n");
                     "  "
                 }
@@ -1195,6 +1385,14 @@ fn weakened(
             ),
             "If the task asked for this new behaviour, the change to the checks may be right; otherwise the code, not the checks, needs the fix.",
             Verdict::Weakened,
+        ),
+        Alarm::Behaviour => (
+            format!(
+                "prove-it: behaviour changed: `./verify.sh` {passed}; the session changed what {} expect: they passed at its start, and fail against the code as it is now. Read them before you trust this turn: it is not proven.\n",
+                tests_said(weakening.tests)
+            ),
+            "If the task asked for this new behaviour, the change is the work; otherwise the code, not the tests, needs the fix.",
+            Verdict::BehaviourChanged,
         ),
         Alarm::Suspect => (
             format!(

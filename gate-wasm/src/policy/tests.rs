@@ -23,6 +23,10 @@ struct Fake {
     replays: u32,
     /// The last lines of `verify.sh`'s output.
     tail: Vec<String>,
+    /// What the session-start checks did on the session-start code, when
+    /// asked (`None`: not run).
+    start_passes: Option<bool>,
+    start_asked: bool,
 }
 
 impl Fake {
@@ -46,6 +50,8 @@ impl Fake {
             control_passes: true,
             replays: 0,
             tail: vec!["running 44 tests".into(), "3 failed, 41 passed".into()],
+            start_passes: Some(false),
+            start_asked: false,
         }
     }
     fn session(&self) -> Session {
@@ -105,8 +111,9 @@ impl Host for Fake {
     fn check_changes(&mut self) -> Reply<CheckChanges> {
         Ok(self.checks.clone().unwrap_or_default())
     }
-    fn replay_checks(&mut self) -> Reply<crate::abi::Replay> {
+    fn replay_checks(&mut self, request: &crate::abi::ReplayRequest) -> Reply<crate::abi::Replay> {
         self.replays += 1;
+        self.start_asked |= request.start;
         Ok(crate::abi::Replay {
             run: VerifyRun {
                 outcome: if self.replay_passes {
@@ -133,6 +140,25 @@ impl Host for Fake {
                 timeout_secs: 300,
                 detail: None,
             }),
+            start: self
+                .start_passes
+                .filter(|_| request.start && !self.replay_passes && self.control_passes)
+                .map(|passes| VerifyRun {
+                    outcome: if passes {
+                        VerifyOutcome::Passed
+                    } else {
+                        VerifyOutcome::Failed
+                    },
+                    exit_code: Some(if passes { 0 } else { 1 }),
+                    duration_ms: 9,
+                    tail: match passes {
+                        true => vec!["1 passed in 0.01s".into()],
+                        false => vec!["FAILED tests/test_calc.py::test_add - assert 3 == 4".into()],
+                    },
+                    timeout_secs: 300,
+                    detail: None,
+                }),
+            start_problem: None,
         })
     }
 }
@@ -764,4 +790,94 @@ fn a_pass_that_ran_fewer_tests_than_a_failing_stop_is_said() {
     host.tail = vec!["Ran 42 tests in 0.1s".into(), "OK".into()];
     let d = decide(&stop(false), &mut host);
     assert!(!d.message.unwrap_or_default().contains("fewer tests"));
+}
+
+#[test]
+fn failing_tests_are_named_by_the_runners_own_lines() {
+    let names = |lines: &[&str]| -> Vec<String> {
+        failing_tests(&lines.iter().map(|l| l.to_string()).collect::<Vec<_>>())
+            .into_iter()
+            .collect()
+    };
+    assert_eq!(
+        names(&[
+            "FAIL: test_add (tests.test_calc.CalcTest.test_add)",
+            "FAILED (failures=1)"
+        ]),
+        vec!["test_add (tests.test_calc.CalcTest.test_add)"]
+    );
+    assert_eq!(
+        names(&[
+            "FAILED tests/test_a.py::test_x - assert 1 == 2",
+            "==== 1 failed in 0.1s ===="
+        ]),
+        vec!["tests/test_a.py::test_x"]
+    );
+    assert_eq!(
+        names(&["--- FAIL: TestAdd (0.00s)", "FAIL"]),
+        vec!["TestAdd"]
+    );
+    assert_eq!(names(&["test tests::adds ... FAILED"]), vec!["tests::adds"]);
+    assert_eq!(
+        names(&["greets --- FAILED", "---- greets stdout ----"]),
+        vec!["greets"]
+    );
+    assert_eq!(names(&["not ok 1 - add", "# fail 1"]), vec!["add"]);
+}
+
+#[test]
+fn a_replay_that_fails_only_on_tests_that_passed_at_the_start_is_a_behaviour_change() {
+    let changed_expectation = || CheckChanges {
+        files: vec![crate::abi::CheckChange {
+            path: "tests/test_calc.py".into(),
+            kind: crate::abi::CheckKind::Test,
+            change: crate::abi::FileChange::Modified,
+            evidence: vec!["assertion changed: `a` -> `b`".into()],
+        }],
+        base: Some("0123456789abcdef".into()),
+        ..CheckChanges::default()
+    };
+    // Passing at the start: the session changed what the test expects.
+    let mut host = started();
+    host.fingerprint = "bbbb".into();
+    host.verify_passes = true;
+    host.checks = Some(changed_expectation());
+    host.replay_passes = false;
+    host.start_passes = Some(true);
+    let d = decide(&stop(false), &mut host);
+    assert!(host.start_asked);
+    assert_eq!(d.verdict, Some(Verdict::BehaviourChanged));
+    let message = d.message.expect("said");
+    assert!(
+        message.starts_with("prove-it: behaviour changed") && message.contains("1 test expect"),
+        "{message}"
+    );
+    assert!(!message.contains("WEAKENED"), "{message}");
+    // Remembered: the same tree again is said again without a replay.
+    let again = decide(&stop(false), &mut host);
+    assert_eq!(again.verdict, Some(Verdict::BehaviourChanged));
+    assert_eq!(host.replays, 1);
+
+    // Failing at the start on the same test: the session hid a failure.
+    let mut host = started();
+    host.fingerprint = "bbbb".into();
+    host.verify_passes = true;
+    host.checks = Some(changed_expectation());
+    host.replay_passes = false;
+    host.start_passes = Some(false);
+    let d = decide(&stop(false), &mut host);
+    assert_eq!(d.verdict, Some(Verdict::Weakened));
+
+    // A skip marker never says what the code should do: weakened, even
+    // though the test passed at the start.
+    let mut host = started();
+    host.fingerprint = "bbbb".into();
+    host.verify_passes = true;
+    let mut skipped = changed_expectation();
+    skipped.files[0].evidence = vec!["skip marker added: `@pytest.mark.skip`".into()];
+    host.checks = Some(skipped);
+    host.replay_passes = false;
+    host.start_passes = Some(true);
+    let d = decide(&stop(false), &mut host);
+    assert_eq!(d.verdict, Some(Verdict::Weakened));
 }

@@ -15,8 +15,8 @@ pub mod verify;
 
 use crate::settings::Dirs;
 use prove_it_gate::abi::{
-    CheckChanges, Fingerprint, Host, LedgerEntry, Replay, Reply, SessionRead, SessionWrite,
-    Settings, TreeState, VerifyFacts, VerifyRun,
+    CheckChanges, Fingerprint, Host, LedgerEntry, Replay, ReplayRequest, Reply, SessionRead,
+    SessionWrite, Settings, TreeState, VerifyFacts, VerifyRun,
 };
 use state::StateStore;
 use std::path::PathBuf;
@@ -310,7 +310,7 @@ impl Host for Capabilities {
         self.found = Some(found);
         Ok(report)
     }
-    fn replay_checks(&mut self) -> Reply<Replay> {
+    fn replay_checks(&mut self, request: &ReplayRequest) -> Reply<Replay> {
         let found = match self.found.take() {
             Some(found) => found,
             None => reply(self.find_checks())?.0,
@@ -318,6 +318,7 @@ impl Host for Capabilities {
         reply(replay::replay(
             &self.root,
             &found,
+            request.start,
             Duration::from_secs(self.settings.timeout_secs),
             &self.run_env,
             &self.cache_dir,

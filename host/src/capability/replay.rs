@@ -13,7 +13,6 @@ use super::{copy, verify};
 use anyhow::{Context, Result};
 use prove_it_gate::abi::{Replay, VerifyOutcome};
 use std::ffi::OsString;
-use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
 use std::time::Duration;
 
@@ -21,10 +20,15 @@ use std::time::Duration;
 /// git's configuration of the checks as it was at the start.
 /// `env` is what the gate gave `verify.sh` ([`copy::build_caches`] is added);
 /// `cache` is where the copy's build caches live; `config_count` is the
-/// person's `GIT_CONFIG_COUNT`.
+/// person's `GIT_CONFIG_COUNT`. With `start`, when the replay fails and the
+/// control passes, the tree is then put back as it was at the session's
+/// start and `verify.sh` runs once more: did the session-start checks
+/// pass on the session-start code?
+#[allow(clippy::too_many_arguments)]
 pub fn replay(
     root: &Path,
     found: &Replayable,
+    start: bool,
     timeout: Duration,
     env: &[(&'static str, OsString)],
     cache: &Path,
@@ -39,7 +43,7 @@ pub fn replay(
         let now = Content::on_disk(&at)?;
         let (want, said) = checks::restored(f, now.as_ref())?;
         if want != now {
-            write(&at, want.as_ref())
+            checks::write_file(&at, want.as_ref())
                 .with_context(|| format!("cannot put back `{}` in the copy", f.change.path))?;
             undo.push((at, now));
         }
@@ -71,34 +75,32 @@ pub fn replay(
         None
     } else {
         for (at, now) in &undo {
-            write(at, now.as_ref()).context("cannot undo the replay in the copy")?;
+            checks::write_file(at, now.as_ref()).context("cannot undo the replay in the copy")?;
         }
         Some(verify::run_with(&copy.root, timeout, &control_env))
+    };
+    let wanted = start
+        && control
+            .as_ref()
+            .is_some_and(|c| c.outcome == VerifyOutcome::Passed);
+    let (start, start_problem) = match (&found.start.unknown, wanted) {
+        (_, false) => (None, None),
+        (Some(why), true) => (None, Some(why.clone())),
+        (None, true) => {
+            found.start.rebuild(root, &copy.root)?;
+            (Some(verify::run_with(&copy.root, timeout, &run_env)), None)
+        }
     };
     Ok(Replay {
         run,
         restored,
         control,
+        start,
+        start_problem,
     })
 }
 
 /// `env` as [`verify::run_with`] takes it.
 fn borrowed(env: &[(String, OsString)]) -> Vec<(&str, OsString)> {
     env.iter().map(|(k, v)| (k.as_str(), v.clone())).collect()
-}
-
-/// Makes the file at `path` hold `content` (`None`: removes it).
-fn write(path: &Path, content: Option<&Content>) -> std::io::Result<()> {
-    let Some(content) = content else {
-        return match std::fs::remove_file(path) {
-            Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(e),
-            _ => Ok(()),
-        };
-    };
-    if let Some(parent) = path.parent() {
-        std::fs::create_dir_all(parent)?;
-    }
-    std::fs::write(path, content.bytes())?;
-    let mode = if content.exec { 0o755 } else { 0o644 };
-    std::fs::set_permissions(path, std::fs::Permissions::from_mode(mode))
 }

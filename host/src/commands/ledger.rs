@@ -43,6 +43,8 @@ pub struct Report {
     pub weakened: usize,
     /// Passes whose code may special-case the tests.
     pub suspect: usize,
+    /// Passes that changed what tests expect (they passed at the start).
+    pub behaviour_changed: usize,
     pub skipped: usize,
     pub disarm_refused: usize,
     pub gate_errors: usize,
@@ -206,6 +208,7 @@ pub fn summarize(
                 }
                 "weakened" => report.weakened += 1,
                 "suspect" => report.suspect += 1,
+                "behaviour_changed" => report.behaviour_changed += 1,
                 "skipped" => report.skipped += 1,
                 "disarm_refused" => report.disarm_refused += 1,
                 "gate_error" => report.gate_errors += 1,
@@ -332,6 +335,11 @@ pub fn render(r: &Report) -> String {
         out,
         "  suspect    {} whose code may special-case the tests",
         plural(r.suspect, "pass", "passes")
+    );
+    let _ = writeln!(
+        out,
+        "  behaviour  {} that changed what tests expect (they passed at the start)",
+        plural(r.behaviour_changed, "pass", "passes")
     );
     let _ = writeln!(
         out,

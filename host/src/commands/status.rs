@@ -89,6 +89,9 @@ fn print_text(report: &serde_json::Value) {
         Some("suspect") => {
             "SUSPECT: ./verify.sh passed, but the code the session changed may special-case the tests"
         }
+        Some("behaviour_changed") => {
+            "behaviour changed: ./verify.sh passed; the session changed what tests expect (they passed at its start): read them"
+        }
         Some("unchanged") => "unchanged: the session did not change the repository",
         Some("blocked") => "blocked: ./verify.sh failed and the agent was sent back",
         Some("disarm_refused") => "disarm refused: verify.sh was removed or made unexecutable",

@@ -37,8 +37,8 @@ pub fn add_to_linker<H: Host + Send + 'static>(linker: &mut Linker<StoreData<H>>
     json(linker, import::CHECK_CHANGES, |h: &mut H, _: IgnoredAny| {
         h.check_changes()
     })?;
-    json(linker, import::REPLAY_CHECKS, |h: &mut H, _: IgnoredAny| {
-        h.replay_checks()
+    json(linker, import::REPLAY_CHECKS, |h: &mut H, r| {
+        h.replay_checks(&r)
     })?;
     Ok(())
 }

@@ -270,6 +270,69 @@ pub fn pin<'a>(
 pub struct Replayable {
     pub files: Vec<Found>,
     pub git: Option<(git::config::Settings, git::config::Settings)>,
+    /// How to rebuild the tree as it was at the session's start.
+    pub start: StartTree,
+}
+
+/// The tree at the session's start, as the changed paths' start contents:
+/// what HEAD held then, or for a check that already differed, what was
+/// kept of it. A code file that already differed was not kept, and then
+/// the start cannot be rebuilt (`unknown` says why).
+#[derive(Debug, Clone)]
+pub struct StartTree {
+    pub head: Option<String>,
+    /// Every path the session changed.
+    pub paths: Vec<String>,
+    /// The start contents kept at the start (`None`: absent then).
+    pub kept: BTreeMap<String, Option<Content>>,
+    pub unknown: Option<String>,
+}
+
+impl Default for StartTree {
+    fn default() -> Self {
+        StartTree {
+            head: None,
+            paths: Vec::new(),
+            kept: BTreeMap::new(),
+            unknown: Some("the session's start is not known path by path".to_string()),
+        }
+    }
+}
+
+impl StartTree {
+    /// Puts the start contents back in the copy at `copy`, from the
+    /// person's repository at `root`.
+    pub fn rebuild(&self, root: &Path, copy: &Path) -> Result<()> {
+        let commit = git::Commit::open(root, self.head.as_deref())?;
+        for path in &self.paths {
+            let content = match self.kept.get(path) {
+                Some(kept) => kept.clone(),
+                None => match &commit {
+                    Some(commit) => commit.file(path)?.map(|(b, x)| Content::new(b, x)),
+                    None => None,
+                },
+            };
+            write_file(&copy.join(path), content.as_ref())
+                .with_context(|| format!("cannot put back `{path}` as it was at the start"))?;
+        }
+        Ok(())
+    }
+}
+
+/// Makes the file at `path` hold `content` (`None`: removes it).
+pub fn write_file(path: &Path, content: Option<&Content>) -> std::io::Result<()> {
+    let Some(content) = content else {
+        return match std::fs::remove_file(path) {
+            Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(e),
+            _ => Ok(()),
+        };
+    };
+    if let Some(parent) = path.parent() {
+        std::fs::create_dir_all(parent)?;
+    }
+    std::fs::write(path, content.bytes())?;
+    let mode = if content.exec { 0o755 } else { 0o644 };
+    std::fs::set_permissions(path, std::fs::Permissions::from_mode(mode))
 }
 
 /// One check the session changed, with what a replay needs.
@@ -404,10 +467,29 @@ pub fn changes(
     if !notes.is_empty() {
         report.problem = Some(notes.join("; "));
     }
+    let mut start = StartTree {
+        head: head_at_start.map(str::to_string),
+        paths: changed.to_vec(),
+        kept: BTreeMap::new(),
+        unknown: None,
+    };
+    for path in changed.iter().filter(|p| dirty_at_start.contains_key(*p)) {
+        match pinned.dirty.get(path) {
+            Some(kept) => {
+                start.kept.insert(path.clone(), kept.clone());
+            }
+            None => {
+                start.unknown.get_or_insert_with(|| {
+                    format!("`{path}` already differed from the last commit when the session began, and only checks are kept as they were then")
+                });
+            }
+        }
+    }
     Ok((
         Replayable {
             files: found,
             git: git_config,
+            start,
         },
         report,
     ))

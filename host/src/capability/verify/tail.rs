@@ -1,5 +1,9 @@
 //! The last lines of a stream, in bounded memory: what the agent is shown
-//! when it is sent back.
+//! when it is sent back. The lines that name a failing test (pytest's
+//! `FAILED`, unittest's `FAIL:`, cargo's `---- name stdout ----`, go's
+//! `--- FAIL`, node's `not ok`, jest's and vitest's `✕`/`×`) are kept
+//! apart too, so that the last lines of a long report cannot push them
+//! out; colours and other terminal escapes are taken out of every line.
 
 use std::collections::VecDeque;
 
@@ -9,6 +13,59 @@ pub const TAIL_LINES: usize = 20;
 const LINE_CHARS: usize = 400;
 /// Bytes buffered for the line being read; the rest of a huge line is dropped.
 const LINE_BYTES: usize = 4 * LINE_CHARS;
+/// Lines naming failures kept apart, at most (the last ones seen).
+const NAMED_LINES: usize = 8;
+
+/// Whether a line names a failing test, by a runner's own words.
+fn names_failure(line: &str) -> bool {
+    let t = line.trim_start();
+    const STARTS: &[&str] = &[
+        "FAILED ", "FAIL ", "FAIL: ", "ERROR: ", "ERROR ", "--- FAIL", "not ok ", "✕ ", "× ", "✗ ",
+        "● ",
+    ];
+    STARTS.iter().any(|s| t.starts_with(s))
+        || (t.starts_with("---- ") && t.ends_with(" ----"))
+        || (t.starts_with("test ") && t.ends_with(" FAILED"))
+        || t.ends_with(" --- FAILED")
+}
+
+/// `text` without terminal escapes: CSI sequences (colours, cursor moves),
+/// OSC sequences (titles, links) and two-byte escapes.
+pub fn strip_escapes(text: &str) -> std::borrow::Cow<'_, str> {
+    if !text.contains('\x1b') {
+        return std::borrow::Cow::Borrowed(text);
+    }
+    let mut out = String::with_capacity(text.len());
+    let mut chars = text.chars().peekable();
+    while let Some(c) = chars.next() {
+        if c != '\x1b' {
+            out.push(c);
+            continue;
+        }
+        match chars.next() {
+            Some('[') => {
+                for c in chars.by_ref() {
+                    if ('\x40'..='\x7e').contains(&c) {
+                        break;
+                    }
+                }
+            }
+            Some(']') => {
+                while let Some(c) = chars.next() {
+                    if c == '\x07' {
+                        break;
+                    }
+                    if c == '\x1b' && chars.peek() == Some(&'\\') {
+                        chars.next();
+                        break;
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+    std::borrow::Cow::Owned(out)
+}
 
 /// The last [`TAIL_LINES`] lines of a stream, in bounded memory.
 #[derive(Default)]
@@ -16,6 +73,7 @@ pub struct Tail {
     lines: VecDeque<String>,
     current: Vec<u8>,
     current_cut: bool,
+    named: VecDeque<String>,
 }
 
 impl Tail {
@@ -25,6 +83,22 @@ impl Tail {
         // prints 50 MB costs one backward scan per read, not a UTF-8
         // decode per line.
         if let Some(start) = start_of_last_lines(bytes) {
+            // The skipped lines are still read for failure names: the
+            // line under way ends first, then each whole line (a look at
+            // its ends, no decode unless it may name one).
+            let skipped = &bytes[..start];
+            let first = memchr::memchr(b'\n', skipped).unwrap_or(skipped.len());
+            self.push(&skipped[..=first.min(skipped.len() - 1)]);
+            let mut rest = &skipped[(first + 1).min(skipped.len())..];
+            while let Some(end) = memchr::memchr(b'\n', rest) {
+                let line = &rest[..end];
+                let cut = line.len() > LINE_BYTES;
+                let line = &line[..line.len().min(LINE_BYTES)];
+                if may_name_failure(line) {
+                    self.remember(Self::render(line, cut));
+                }
+                rest = &rest[end + 1..];
+            }
             self.lines.clear();
             self.current.clear();
             self.current_cut = false;
@@ -51,21 +125,57 @@ impl Tail {
         }
     }
 
+    /// The lines naming failures that the last lines do not hold, a `⋮`,
+    /// then the last lines: [`TAIL_LINES`] in all.
     pub fn lines(&self) -> Vec<String> {
-        let mut lines: Vec<String> = self.lines.iter().cloned().collect();
+        let mut last: Vec<String> = self.lines.iter().cloned().collect();
         if !self.current.is_empty() {
-            lines.push(Self::render(&self.current, self.current_cut));
-            if lines.len() > TAIL_LINES {
-                lines.remove(0);
+            last.push(Self::render(&self.current, self.current_cut));
+            if last.len() > TAIL_LINES {
+                last.remove(0);
             }
         }
-        lines
+        let mut keep = last.len();
+        let mut named: Vec<String> = Vec::new();
+        // Making room for the named lines can drop named lines from the
+        // last ones: look again until it settles.
+        for _ in 0..3 {
+            let kept = &last[last.len() - keep..];
+            named = self
+                .named
+                .iter()
+                .filter(|n| !kept.contains(n))
+                .cloned()
+                .collect();
+            let room = TAIL_LINES.saturating_sub(named.len() + 1);
+            if named.is_empty() || keep <= room {
+                break;
+            }
+            keep = room;
+        }
+        let mut out = Vec::new();
+        if !named.is_empty() {
+            out.extend(named);
+            out.push("⋮".to_string());
+        }
+        out.extend(last[last.len() - keep..].iter().cloned());
+        out
+    }
+
+    fn remember(&mut self, line: String) {
+        if names_failure(&line) {
+            if self.named.len() == NAMED_LINES {
+                self.named.pop_front();
+            }
+            self.named.push_back(line);
+        }
     }
 
     fn end_line(&mut self) {
         let line = Self::render(&self.current, self.current_cut);
         self.current.clear();
         self.current_cut = false;
+        self.remember(line.clone());
         if self.lines.len() == TAIL_LINES {
             self.lines.pop_front();
         }
@@ -74,6 +184,7 @@ impl Tail {
 
     fn render(bytes: &[u8], cut: bool) -> String {
         let text = String::from_utf8_lossy(bytes);
+        let text = strip_escapes(&text);
         let text = text.trim_end_matches('\r');
         // A progress bar rewrites its line with \r: show the last state.
         let text = text.rsplit('\r').next().unwrap_or(text);
@@ -83,6 +194,20 @@ impl Tail {
         }
         out
     }
+}
+
+/// A cheap look at a raw line's ends before it is decoded: whether it may
+/// be one [`names_failure`] takes (escapes can hide a start: then yes).
+fn may_name_failure(line: &[u8]) -> bool {
+    let start = line
+        .iter()
+        .position(|b| !b.is_ascii_whitespace())
+        .unwrap_or(line.len());
+    let t = &line[start..];
+    let first = t.first().copied().unwrap_or(0);
+    matches!(first, b'F' | b'E' | b'-' | b'n' | b't' | 0x1b | 0xe2 | 0xc3)
+        || line.ends_with(b"FAILED")
+        || line.ends_with(b"FAILED\r")
 }
 
 /// Where the last [`TAIL_LINES`] complete lines of `bytes` start, when
@@ -132,6 +257,40 @@ mod tests {
             assert_eq!(fast.lines(), slow.lines(), "reads of {size} bytes");
         }
         assert_eq!(slow.lines().last().map(String::as_str), Some("no line end"));
+    }
+
+    #[test]
+    fn lines_naming_failures_stay_and_escapes_go() {
+        let mut out = String::new();
+        for name in ["test_a", "test_b", "test_c"] {
+            out.push_str(&format!("not ok 1 - {name}\n"));
+            for i in 0..30 {
+                out.push_str(&format!("  \x1b[31mstack line {i}\x1b[0m\n"));
+            }
+        }
+        out.push_str("# pass 0\n# fail 3\n");
+        for size in [1, 64, out.len()] {
+            let mut tail = Tail::default();
+            for chunk in out.as_bytes().chunks(size) {
+                tail.push(chunk);
+            }
+            tail.finish();
+            let lines = tail.lines();
+            assert_eq!(lines.len(), TAIL_LINES, "{lines:?}");
+            assert_eq!(
+                &lines[..4],
+                [
+                    "not ok 1 - test_a",
+                    "not ok 1 - test_b",
+                    "not ok 1 - test_c",
+                    "⋮"
+                ],
+                "reads of {size}: {lines:?}"
+            );
+            assert_eq!(lines.last().map(String::as_str), Some("# fail 3"));
+            assert!(lines.iter().all(|l| !l.contains('\x1b')), "{lines:?}");
+            assert!(lines.iter().any(|l| l == "  stack line 29"), "{lines:?}");
+        }
     }
 
     #[test]
