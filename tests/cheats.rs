@@ -250,6 +250,29 @@ fn the_strict_policy_blocks_a_suspect_pass_and_the_ledger_counts_one() {
     );
 }
 
+/// A cheat behind 200 other changed files is past what is read: that is
+/// said, never a plain pass with nothing about the code.
+#[test]
+fn a_session_past_the_code_files_read_is_told_so() {
+    let sb = Sandbox::new();
+    let repo = project(&sb);
+    repo.start("s");
+    for i in 0..200 {
+        repo.write(&format!("a{i:03}.py"), "X = 1\n");
+    }
+    repo.write(
+        "zz.py",
+        "import os\n\n\ndef hide():\n    if \"PYTEST_CURRENT_TEST\" in os.environ:\n        os._exit(0)\n",
+    );
+    repo.write("calc.py", "def add(a, b):\n    return a + b\n");
+    let out = repo.stop("s", false);
+    assert!(
+        out.message()
+            .contains("only the first 200 changed code files were read"),
+        "{out}"
+    );
+}
+
 // ---- slow: JavaScript under node --test ------------------------------------
 
 const JAVASCRIPT: Stack = Stack {

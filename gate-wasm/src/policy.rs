@@ -16,6 +16,10 @@ use std::collections::BTreeSet;
 /// What the ledger says was demanded of the agent.
 pub const EVIDENCE_DEMANDED: &str = "verify.sh exit 0";
 
+/// Lines naming failing tests that a run's tail keeps at most (the host's
+/// `verify::tail`).
+const NAMED_FAILURES: usize = 8;
+
 /// Lines of output quoted in a yield warning (the block reason quotes all).
 const WARNING_TAIL_LINES: usize = 5;
 
@@ -1075,10 +1079,14 @@ fn judge_checks_changed(
             // failure it hid; if only tests changed, and in ways that can
             // say what the code should do (a skip marker, a hook or a
             // runner option never does).
+            // The tail keeps at most 8 lines naming failures: with that
+            // many names at the start, some may be cut, and "other tests"
+            // cannot be told.
             let changed_behaviour = can_express_behaviour(&changes)
                 && start.as_ref().is_some_and(|s| {
                     s.passed
                         || (!s.failing.is_empty()
+                            && s.failing.len() < NAMED_FAILURES
                             && !failing.is_empty()
                             && failing.iter().all(|t| !s.failing.contains(t)))
                 });

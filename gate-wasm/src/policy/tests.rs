@@ -27,6 +27,8 @@ struct Fake {
     /// asked (`None`: not run).
     start_passes: Option<bool>,
     start_asked: bool,
+    /// The failing start run's last lines.
+    start_tail: Vec<String>,
 }
 
 impl Fake {
@@ -52,6 +54,7 @@ impl Fake {
             tail: vec!["running 44 tests".into(), "3 failed, 41 passed".into()],
             start_passes: Some(false),
             start_asked: false,
+            start_tail: vec!["FAILED tests/test_calc.py::test_add - assert 3 == 4".into()],
         }
     }
     fn session(&self) -> Session {
@@ -153,7 +156,7 @@ impl Host for Fake {
                     duration_ms: 9,
                     tail: match passes {
                         true => vec!["1 passed in 0.01s".into()],
-                        false => vec!["FAILED tests/test_calc.py::test_add - assert 3 == 4".into()],
+                        false => self.start_tail.clone(),
                     },
                     timeout_secs: 300,
                     detail: None,
@@ -879,5 +882,42 @@ fn a_replay_that_fails_only_on_tests_that_passed_at_the_start_is_a_behaviour_cha
     host.replay_passes = false;
     host.start_passes = Some(true);
     let d = decide(&stop(false), &mut host);
+    assert_eq!(d.verdict, Some(Verdict::Weakened));
+}
+
+#[test]
+fn with_as_many_failures_at_the_start_as_the_tail_names_other_tests_cannot_be_told() {
+    let mut host = started();
+    host.fingerprint = "bbbb".into();
+    host.verify_passes = true;
+    host.checks = Some(CheckChanges {
+        files: vec![crate::abi::CheckChange {
+            path: "tests/test_calc.py".into(),
+            kind: crate::abi::CheckKind::Test,
+            change: crate::abi::FileChange::Modified,
+            evidence: vec!["assertion changed: `a` -> `b`".into()],
+        }],
+        ..CheckChanges::default()
+    });
+    host.replay_passes = false;
+    host.start_passes = Some(false);
+    // Seven other tests failing at the start: the one failing now passed
+    // there, a behaviour change.
+    host.start_tail = (0..7)
+        .map(|i| format!("FAILED tests/test_calc.py::test_{i} - boom"))
+        .collect();
+    let d = decide(&stop(false), &mut host);
+    assert_eq!(d.verdict, Some(Verdict::BehaviourChanged));
+    // Eight: names may have been cut, so it stays weakened.
+    let mut host2 = started();
+    host2.fingerprint = "bbbb".into();
+    host2.verify_passes = true;
+    host2.checks = host.checks.clone();
+    host2.replay_passes = false;
+    host2.start_passes = Some(false);
+    host2.start_tail = (0..8)
+        .map(|i| format!("FAILED tests/test_calc.py::test_{i} - boom"))
+        .collect();
+    let d = decide(&stop(false), &mut host2);
     assert_eq!(d.verdict, Some(Verdict::Weakened));
 }

@@ -86,10 +86,12 @@ pub fn replay(
     let (start, start_problem) = match (&found.start.unknown, wanted) {
         (_, false) => (None, None),
         (Some(why), true) => (None, Some(why.clone())),
-        (None, true) => {
-            found.start.rebuild(root, &copy.root)?;
-            (Some(verify::run_with(&copy.root, timeout, &run_env)), None)
-        }
+        // The replay has told its story already: a start that cannot be
+        // put back is said beside it, never in place of it.
+        (None, true) => match found.start.rebuild(root, &copy.root) {
+            Ok(()) => (Some(verify::run_with(&copy.root, timeout, &run_env)), None),
+            Err(e) => (None, Some(format!("{e:#}"))),
+        },
     };
     Ok(Replay {
         run,

@@ -29,6 +29,8 @@ use std::path::Path;
 /// cannot put it back, and says so), and all of them together.
 const KEEP_FILE_BYTES: usize = 4 << 20;
 const KEEP_TOTAL_BYTES: usize = 16 << 20;
+/// Changed code files read for evidence at most.
+const CODE_FILES: usize = 200;
 /// Files larger than this are not read for evidence.
 const EVIDENCE_BYTES: u64 = 1 << 20;
 
@@ -372,7 +374,7 @@ pub fn changes(
     let commit = git::Commit::open(root, head_at_start)?;
     // Lint suppressions are looked for in this many changed files at most
     // (a session that rewrites thousands of files is not read whole).
-    let mut code_files = 200;
+    let mut code_files = CODE_FILES;
     let mut tests = TestLines::new(root, &list, changed);
     for path in changed {
         // `Some(suppressions)`: the file is code, read for its lint
@@ -423,6 +425,12 @@ pub fn changes(
             report.code.extend(notes);
             report.suspect.extend(suspect);
         }
+    }
+    if code_files == 0 {
+        // Said, so that a session cannot hide a cheat behind 200 others.
+        report.code.push(format!(
+            "only the first {CODE_FILES} changed code files were read for lint suppressions and code-side cheats; read `git diff` for the rest"
+        ));
     }
     // A person reading `git diff` would not see these paths' changes: say
     // so, on the check or among the code's notes.
