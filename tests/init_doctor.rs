@@ -316,3 +316,67 @@ fn doctor_outside_git_exits_1() {
         text(&out)
     );
 }
+
+/// The threat from the agent's own account (SPEC.md, "What the gate
+/// defends against"): doctor reads the agent hosts' sandbox settings and
+/// says what the agent's shell could still rewrite. Warnings, not
+/// failures: the gate runs either way.
+#[test]
+fn doctor_says_whether_the_hosts_sandbox_keeps_the_gate_out_of_reach() {
+    let sb = Sandbox::new();
+    let repo = sb.repo("r");
+    repo.arm("exit 0");
+    let home = std::path::PathBuf::from(&repo.env["HOME"]);
+    let sandbox_rows = |env: &std::collections::BTreeMap<String, String>| {
+        let out = run(&repo.root, &["doctor", "--no-run"], env);
+        assert!(out.status.success(), "{}", text(&out));
+        text(&out)
+            .lines()
+            .filter(|l| l.contains(" sandbox "))
+            .collect::<Vec<_>>()
+            .join("\n")
+    };
+    let said = sandbox_rows(&repo.env);
+    assert!(
+        said.contains("warn") && said.contains("Claude Code's sandbox is off"),
+        "{said}"
+    );
+    assert!(!said.contains("Codex"), "Codex is not wired here: {said}");
+
+    // On, but the state dir is in the temp dir the sandbox lets commands
+    // write, and commands may leave the sandbox.
+    std::fs::create_dir_all(home.join(".claude")).expect("claude dir");
+    std::fs::write(
+        home.join(".claude/settings.json"),
+        r#"{"sandbox": {"enabled": true}}"#,
+    )
+    .expect("settings");
+    let mut env = repo.env.clone();
+    env.insert("TMPDIR".into(), sb.tmp.path().display().to_string());
+    let said = sandbox_rows(&env);
+    assert!(said.contains("sandbox is on, but"), "{said}");
+    assert!(said.contains("the state dir ("), "{said}");
+    assert!(said.contains("allowUnsandboxedCommands"), "{said}");
+
+    // The repository's local settings turn it off again: the last layer wins.
+    repo.write(
+        ".claude/settings.local.json",
+        r#"{"sandbox": {"enabled": false}}"#,
+    );
+    assert!(sandbox_rows(&env).contains("sandbox is off"));
+
+    // Codex, once wired, gets its own row from its config.
+    let out = run(&repo.root, &["setup", "codex"], &repo.env);
+    assert!(out.status.success(), "{}", text(&out));
+    let said = sandbox_rows(&repo.env);
+    assert!(said.contains("no sandbox_mode in Codex's config"), "{said}");
+    let config = home.join(".codex/config.toml");
+    let mut toml = std::fs::read_to_string(&config).expect("setup wrote Codex's config");
+    toml.insert_str(0, "sandbox_mode = \"danger-full-access\"\n");
+    std::fs::write(&config, toml).expect("config");
+    let said = sandbox_rows(&repo.env);
+    assert!(
+        said.contains("sandbox_mode is danger-full-access"),
+        "{said}"
+    );
+}

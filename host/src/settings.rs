@@ -40,6 +40,12 @@ pub struct Loaded {
     pub copilot_dir: Option<PathBuf>,
     /// Qwen Code's configuration directory: `~/.qwen`.
     pub qwen_dir: Option<PathBuf>,
+    /// `HOME`, `TMPDIR` and the folders of `PATH`: where an agent host's
+    /// sandbox lets commands write, and whether its helper is installed
+    /// (for `doctor`).
+    pub home: Option<PathBuf>,
+    pub tmpdir: Option<PathBuf>,
+    pub path: Vec<PathBuf>,
     /// `COPILOT_CLI=1`: Copilot CLI runs this hook, whatever host its
     /// command line names (Copilot also runs Claude Code's hooks from
     /// `.claude/settings.json`).
@@ -89,7 +95,13 @@ pub fn from_lookup(lookup: impl Fn(&str) -> Option<OsString>) -> Loaded {
         .or_else(|| home.as_ref().map(|home| home.join(".codex")));
     let gemini_dir = home.as_ref().map(|home| home.join(".gemini"));
     let copilot_dir = home.as_ref().map(|home| home.join(".copilot"));
-    let qwen_dir = home.map(|home| home.join(".qwen"));
+    let qwen_dir = home.as_ref().map(|home| home.join(".qwen"));
+    let tmpdir = lookup("TMPDIR")
+        .filter(|v| !v.is_empty())
+        .map(PathBuf::from);
+    let path = lookup("PATH")
+        .map(|p| std::env::split_paths(&p).collect())
+        .unwrap_or_default();
     let under_copilot = lookup("COPILOT_CLI").is_some_and(|v| v == "1");
     let copilot_repo_hooks = ["COPILOT_ALLOW_ALL", "GITHUB_COPILOT_PROMPT_MODE_REPO_HOOKS"]
         .iter()
@@ -129,6 +141,9 @@ pub fn from_lookup(lookup: impl Fn(&str) -> Option<OsString>) -> Loaded {
         gemini_dir,
         copilot_dir,
         qwen_dir,
+        home,
+        tmpdir,
+        path,
         under_copilot,
         copilot_repo_hooks,
         notes,

@@ -2,7 +2,7 @@
 //! and if not, why and what to run. Exits non-zero when the gate would not
 //! protect the repository.
 
-use super::setup;
+use super::{sandbox, setup};
 use crate::agent::Agent;
 use crate::capability::{checks, git, ledger, verify};
 use crate::settings::Loaded;
@@ -85,6 +85,24 @@ fn agent_rows(report: &mut Report, root: &Path, loaded: &Loaded) {
                 what,
                 format!("wired in `{}`, but {problem}", file.display()),
             ),
+        }
+    }
+}
+
+/// Whether the agent hosts' sandboxes keep the gate's state, program and
+/// plugin out of the agent's shell (SPEC.md, "What the gate defends
+/// against"). A warning, not a failure: the gate runs either way, and CI
+/// judges what was pushed where the agent cannot reach.
+fn sandbox_rows(report: &mut Report, root: &Path, loaded: &Loaded) {
+    let guarded = sandbox::Guarded::new(loaded);
+    let mut findings = vec![sandbox::claude_code(root, loaded, &guarded)];
+    if setup::check(Agent::Codex, root, loaded).file.is_some() {
+        findings.push(sandbox::codex(root, loaded, &guarded));
+    }
+    for finding in findings {
+        match finding {
+            Ok(text) => report.row(Mark::Ok, "sandbox", text),
+            Err(text) => report.row(Mark::Warn, "sandbox", text),
         }
     }
 }
@@ -215,6 +233,7 @@ pub fn execute(dir: &Path, run_verify: bool) -> Result<ExitCode> {
     plugin_row(&mut report, &loaded);
     if let Some(root) = git::discover(&dir) {
         agent_rows(&mut report, &root, &loaded);
+        sandbox_rows(&mut report, &root, &loaded);
     }
     policy_row(&mut report, &dir, &loaded);
 

@@ -6,5 +6,6 @@ pub mod hook;
 pub mod init;
 pub mod ledger;
 pub mod policy;
+pub mod sandbox;
 pub mod setup;
 pub mod status;

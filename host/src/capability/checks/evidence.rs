@@ -197,6 +197,9 @@ const NARROWING: &[&str] = &[
     "harness = false",
 ];
 
+/// coverage.py's options that leave code out of what it counts.
+const COVERAGE: &[&str] = &["exclude_lines", "exclude_also", "partial_branches", "omit"];
+
 /// The evidence for one check file: `old` at the session's start, `new`
 /// now (`None`: the file is absent). `test_file` says an added file never
 /// weakens (it is a test, not configuration).
@@ -325,6 +328,10 @@ fn of_change(lang: Lang, path: &str, old: &str, new: &str) -> Vec<String> {
         }
     }
 
+    if lang != Lang::Other {
+        out.extend(tables_and_conditions(old, new, &is_assert));
+    }
+
     for marker in SUPPRESSIONS {
         if count(&added, marker) > count(&removed, marker) {
             for line in added.iter().filter(|l| l.contains(marker)) {
@@ -386,6 +393,11 @@ fn config_line(lang: Lang, line: &str) -> Option<&'static str> {
         return Some(HOOK);
     }
     if lang == Lang::Other && !code.starts_with('#') {
+        // coverage.py's options leave lines or files out of its count; no
+        // test stops running.
+        if COVERAGE.iter().any(|key| code.starts_with(key)) {
+            return Some("coverage option that leaves code out of its count");
+        }
         let padded = format!(" {code} ");
         if NARROWING.iter().any(|n| padded.contains(n)) {
             return Some("runner option that narrows or ignores tests");
@@ -457,12 +469,22 @@ fn test_names(lang: Lang, text: &str) -> BTreeSet<String> {
 
 /// The changed lines as (removed, added) pairs, one per hunk.
 fn hunks<'a>(old: &'a str, new: &'a str) -> Vec<(Vec<&'a str>, Vec<&'a str>)> {
-    // The diff's lines, as `from_lines` cuts them: each with its ending.
-    let lines = |text: &'a str| -> Vec<&'a str> {
-        text.split_inclusive('\n')
-            .map(|l| l.trim_end_matches(['\n', '\r']))
-            .collect()
-    };
+    hunks_at(old, new)
+        .into_iter()
+        .map(|(gone, came)| {
+            (
+                gone.into_iter().map(|(_, l)| l).collect(),
+                came.into_iter().map(|(_, l)| l).collect(),
+            )
+        })
+        .collect()
+}
+
+/// The changed lines as (removed, added) pairs, one per hunk, each line
+/// with its index in its own text.
+type Numbered<'a> = Vec<(usize, &'a str)>;
+
+fn hunks_at<'a>(old: &'a str, new: &'a str) -> Vec<(Numbered<'a>, Numbered<'a>)> {
     let (a, b) = (lines(old), lines(new));
     let diff = TextDiff::from_lines(old, new);
     let mut out = Vec::new();
@@ -471,13 +493,118 @@ fn hunks<'a>(old: &'a str, new: &'a str) -> Vec<(Vec<&'a str>, Vec<&'a str>)> {
         for op in &group {
             for change in diff.iter_changes(op) {
                 match (change.tag(), change.old_index(), change.new_index()) {
-                    (ChangeTag::Delete, Some(i), _) => gone.extend(a.get(i).copied()),
-                    (ChangeTag::Insert, _, Some(i)) => came.extend(b.get(i).copied()),
+                    (ChangeTag::Delete, Some(i), _) => gone.extend(a.get(i).map(|l| (i, *l))),
+                    (ChangeTag::Insert, _, Some(i)) => came.extend(b.get(i).map(|l| (i, *l))),
                     _ => {}
                 }
             }
         }
         out.push((gone, came));
+    }
+    out
+}
+
+/// A text's lines, as the diff's `from_lines` cuts them, without endings.
+fn lines(text: &str) -> Vec<&str> {
+    text.split_inclusive('\n')
+        .map(|l| l.trim_end_matches(['\n', '\r']))
+        .collect()
+}
+
+/// A line that is only data: a row of a test table (`("1.2.3", True),`,
+/// `{input: 1, want: 2},`), not code.
+fn is_data_row(line: &str) -> bool {
+    let t = line.trim();
+    let t = t
+        .strip_prefix(['b', 'r', 'u', 'f'])
+        .filter(|rest| rest.starts_with(['"', '\'']))
+        .unwrap_or(t);
+    t.starts_with(['(', '[', '{', '"', '\'', '`'])
+        || t.starts_with(|c: char| c.is_ascii_digit())
+        || (t.starts_with('-') && t[1..].starts_with(|c: char| c.is_ascii_digit()))
+}
+
+/// Which table the row at `at` in `text` belongs to, from the nearest
+/// line above it that is less indented and more than brackets or data
+/// (`None`: data, but not a table prove-it knows).
+fn table_of(text: &[&str], at: usize) -> Option<&'static str> {
+    let indent = |l: &str| l.len() - l.trim_start().len();
+    let own = text.get(at).map_or(0, |l| indent(l));
+    for line in text[..at.min(text.len())].iter().rev().take(500) {
+        let code = line.trim();
+        if code.is_empty()
+            || indent(line) >= own
+            || code.chars().all(|c| "([{".contains(c))
+            || is_data_row(line)
+        {
+            continue;
+        }
+        return if code.contains("parametrize") {
+            Some("a `parametrize` row")
+        } else if code.contains(".each") {
+            Some("an `.each` row")
+        } else if code.contains("[]struct") {
+            Some("a row of a test table")
+        } else {
+            None
+        };
+    }
+    None
+}
+
+/// Test cases changed in a table (the rows of a `parametrize` list, an
+/// `.each` table, a Go test table), and assertions that the session put
+/// under a condition (`if False:` above an assertion that was there).
+fn tables_and_conditions(old: &str, new: &str, is_assert: &dyn Fn(&str) -> bool) -> Vec<String> {
+    let mut out = Vec::new();
+    let (a, b) = (lines(old), lines(new));
+    let old_asserts: BTreeSet<&str> = a
+        .iter()
+        .filter(|l| is_assert(l))
+        .map(|l| l.trim())
+        .collect();
+    for (gone, came) in hunks_at(old, new) {
+        let came_set: BTreeSet<&str> = came.iter().map(|(_, l)| l.trim()).collect();
+        let gone_rows: Vec<(usize, &str)> = gone
+            .iter()
+            .copied()
+            .filter(|(_, l)| is_data_row(l) && !is_assert(l) && !came_set.contains(l.trim()))
+            .collect();
+        let came_rows: Vec<&str> = came
+            .iter()
+            .map(|(_, l)| *l)
+            .filter(|l| is_data_row(l) && !is_assert(l))
+            .collect();
+        for (k, (at, row)) in gone_rows.iter().enumerate() {
+            let table = table_of(&a, *at);
+            let what = |verb: &str| match table {
+                Some(table) => format!("test case {verb} ({table})"),
+                None => format!("test data {verb}"),
+            };
+            match came_rows.get(k) {
+                Some(now) => out.push(format!(
+                    "{}: {} -> {}",
+                    what("changed"),
+                    quote(row),
+                    quote(now)
+                )),
+                None => out.push(format!("{}: {}", what("removed"), quote(row))),
+            }
+        }
+        for (at, line) in &came {
+            let code = line.trim();
+            let condition = code.starts_with("if ") || code.starts_with("if(");
+            let next = b.get(at + 1).map(|l| l.trim()).unwrap_or_default();
+            let indent = |l: &str| l.len() - l.trim_start().len();
+            let under = b.get(at + 1).is_some_and(|n| indent(n) > indent(line));
+            if condition && under && is_assert(next) && old_asserts.contains(next) {
+                out.push(format!(
+                    "assertion put under a condition: {} above {}",
+                    quote(line),
+                    quote(next)
+                ));
+            }
+        }
     }
     out
 }
@@ -642,6 +769,100 @@ mod tests {
         assert!(!says(&e, "assertion"), "{e:?}");
         let added = format!("{PY}\n\ndef test_big():\n    assert add(10, 10) == 20\n");
         assert!(of_file("tests/test_calc.py", Some(PY), Some(&added), true).is_empty());
+    }
+
+    /// What 12 of the replay's reports named with no line: changed rows of
+    /// a table, an assertion put under a condition; and coverage's options
+    /// named for what they are.
+    #[test]
+    fn table_rows_conditions_and_coverage_are_named() {
+        let table = "import pytest\n\n\n@pytest.mark.parametrize(\n    \"v, ok\",\n    [\n        (\"1.2.3\", True),\n        (\"1.2\", False),\n    ],\n)\ndef test_valid(v, ok):\n    assert valid(v) == ok\n";
+        let e = of_file(
+            "tests/test_v.py",
+            Some(table),
+            Some(&table.replace("(\"1.2\", False)", "(\"1.2\", True)")),
+            true,
+        );
+        assert!(
+            says(
+                &e,
+                "test case changed (a `parametrize` row): `(\"1.2\", False),` -> `(\"1.2\", True),`"
+            ),
+            "{e:?}"
+        );
+        let e = of_file(
+            "tests/test_v.py",
+            Some(table),
+            Some(&table.replace("        (\"1.2\", False),\n", "")),
+            true,
+        );
+        assert!(says(&e, "test case removed (a `parametrize` row)"), "{e:?}");
+        let added = table.replace(
+            "        (\"1.2\", False),\n",
+            "        (\"1.2\", False),\n        (\"2\", False),\n",
+        );
+        assert!(of_file("tests/test_v.py", Some(table), Some(&added), true).is_empty());
+
+        let go = "func TestAdd(t *testing.T) {\n\ttests := []struct{ a, b, want int }{\n\t\t{2, 2, 4},\n\t}\n\tfor _, c := range tests {\n\t\tif Add(c.a, c.b) != c.want {\n\t\t\tt.Fatal(c)\n\t\t}\n\t}\n}\n";
+        let e = of_file(
+            "add_test.go",
+            Some(go),
+            Some(&go.replace("{2, 2, 4}", "{2, 2, 5}")),
+            true,
+        );
+        assert!(
+            says(
+                &e,
+                "test case changed (a row of a test table): `{2, 2, 4},`"
+            ),
+            "{e:?}"
+        );
+
+        let e = of_file(
+            "tests/test_calc.py",
+            Some(PY),
+            Some(&PY.replace(
+                "    assert add(2, 2) == 4",
+                "    if False:\n        assert add(2, 2) == 4",
+            )),
+            true,
+        );
+        assert!(
+            says(
+                &e,
+                "assertion put under a condition: `if False:` above `assert add(2, 2) == 4`"
+            ),
+            "{e:?}"
+        );
+        let js = "test('adds', () => {\n  expect(add(2, 2)).toBe(4);\n});\n";
+        let e = of_file(
+            "calc.test.js",
+            Some(js),
+            Some(
+                &js.replace("  expect(", "  if (process.env.CI) {\n    expect(")
+                    .replace(");\n});", ");\n  }\n});"),
+            ),
+            true,
+        );
+        assert!(
+            says(
+                &e,
+                "assertion put under a condition: `if (process.env.CI) {`"
+            ),
+            "{e:?}"
+        );
+
+        let e = of_file(
+            ".coveragerc",
+            Some("[report]\n"),
+            Some("[report]\nexclude_also =\n    def __repr__\n"),
+            false,
+        );
+        assert!(
+            says(&e, "coverage option that leaves code out of its count"),
+            "{e:?}"
+        );
+        assert!(!says(&e, "narrows"), "{e:?}");
     }
 
     #[test]

@@ -677,6 +677,10 @@ fn compare(
                         );
                         if x != y {
                             for line in evidence::of_file(path, x.as_deref(), y.as_deref(), false) {
+                                let line = line.replace(
+                                    "in a file this session added",
+                                    "in a section this session added",
+                                );
                                 evidence.push(format!("[{name}] {line}"));
                             }
                         }
