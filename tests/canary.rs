@@ -459,6 +459,17 @@ fn three_runs(
     let (code, report, output) = canary(sandbox, repo, &["--json"]);
     assert_eq!(defects(&report), expect(&|_| true), "{output}");
     assert_eq!(code, 0, "{output}");
+    // Each check says what failed: the planted file is named in what it
+    // printed (a test runner names the test instead).
+    for defect in report["defects"].as_array().unwrap() {
+        let file = defect["file"].as_str().unwrap_or_default();
+        let name = file.rsplit('/').next().unwrap_or(file);
+        assert!(
+            defect["kind"] == "test" || defect["tail"].to_string().contains(name),
+            "the check that caught the {} defect does not name `{file}`: {output}",
+            defect["kind"]
+        );
+    }
     assert_eq!(report["all_caught"], true);
     assert_untouched(sandbox, repo, &before);
 }
@@ -642,7 +653,7 @@ fn go_checks_are_proven_to_fail() {
         &repo,
         "go test",
         "--- FAIL: TestProveItCanary",
-        &["go vet", "test -z \"$(gofmt"],
+        &["go vet", "gofmt -l ."],
         &["whitespace", "test", "type", "lint", "format"],
         // It compiles: the type error is caught too.
         &["test", "type"],

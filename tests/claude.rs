@@ -273,7 +273,17 @@ impl ClaudeHome {
 
     /// Runs `claude ARGS` (not a session), panicking with its output on failure.
     pub fn cli(&self, args: &[&str]) -> String {
-        let out = self.command().args(args).output().expect("claude runs");
+        self.cli_in(&self.home(), args)
+    }
+
+    /// Runs `claude ARGS` in `dir` (a repository, for `--scope local`).
+    pub fn cli_in(&self, dir: &Path, args: &[&str]) -> String {
+        let out = self
+            .command()
+            .current_dir(dir)
+            .args(args)
+            .output()
+            .expect("claude runs");
         let text = format!(
             "{}{}",
             String::from_utf8_lossy(&out.stdout),

@@ -295,3 +295,49 @@ fn status_tells_every_verdict_apart_and_exits_0_only_when_proven() {
     assert!(out.message().contains("gate error"), "{out}");
     expect(&repo, Some("gate_error"), 1);
 }
+
+/// `prove-it status --help` names every verdict status can print. The
+/// match has no catch-all: a new verdict does not compile until it is
+/// named here, and then fails until the help names it.
+#[test]
+fn status_help_names_every_verdict() {
+    use prove_it_gate::abi::Verdict;
+    let name = |v: Verdict| match v {
+        Verdict::Verified => "verified",
+        Verdict::Weakened => "weakened",
+        Verdict::Suspect => "suspect",
+        Verdict::BehaviourChanged => "behaviour changed",
+        Verdict::Unchanged => "unchanged",
+        Verdict::Blocked => "blocked",
+        Verdict::DisarmRefused => "disarm refused",
+        Verdict::Yielded => "yielded unverified",
+        Verdict::Skipped => "skipped",
+        Verdict::GateError => "gate error",
+    };
+    let sb = Sandbox::new();
+    let out = crate::util::prove_it(sb.tmp.path(), &sb.env, &["status", "--help"])
+        .output()
+        .expect("help");
+    let help = String::from_utf8_lossy(&out.stdout)
+        .split_whitespace()
+        .collect::<Vec<_>>()
+        .join(" ");
+    for verdict in [
+        Verdict::Verified,
+        Verdict::Weakened,
+        Verdict::Suspect,
+        Verdict::BehaviourChanged,
+        Verdict::Unchanged,
+        Verdict::Blocked,
+        Verdict::DisarmRefused,
+        Verdict::Yielded,
+        Verdict::Skipped,
+        Verdict::GateError,
+    ] {
+        assert!(
+            help.contains(name(verdict)),
+            "{:?} missing:\n{help}",
+            name(verdict)
+        );
+    }
+}

@@ -209,16 +209,49 @@ fn init_outside_git_says_what_to_do() {
     assert!(!sb.tmp.path().join("verify.sh").exists());
 }
 
+/// README.md's hooks, wired by hand in `file` of `repo`, running `program`.
+fn wire_by_hand(repo: &Repo, file: &str, program: &str, events: &[&str]) {
+    let mut hooks = serde_json::Map::new();
+    for event in events {
+        let command = match *event {
+            "SessionStart" => "session-start",
+            "UserPromptSubmit" => "user-prompt-submit",
+            _ => "stop",
+        };
+        hooks.insert(
+            event.to_string(),
+            serde_json::json!([{"hooks": [{"type": "command", "command": format!("{program} hook {command}")}]}]),
+        );
+    }
+    repo.write(file, &serde_json::json!({ "hooks": hooks }).to_string());
+}
+
+const ALL_EVENTS: &[&str] = &["SessionStart", "UserPromptSubmit", "Stop"];
+
+/// The lines of doctor's screen about Claude Code, and its result.
+fn claude_lines(said: &str) -> String {
+    said.lines()
+        .filter(|l| {
+            l.contains(" plugin ")
+                || l.contains(" hooks ")
+                || l.starts_with("result")
+                || l.starts_with("No agent host")
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
 #[test]
 fn doctor_on_a_gated_repo_exits_0() {
     let sb = Sandbox::new();
     let repo = sb.repo("r");
     repo.arm("exit 0");
+    wire_by_hand(&repo, ".claude/settings.json", crate::util::BIN, ALL_EVENTS);
     let out = run(&repo.root, &["doctor"], &repo.env);
     assert!(out.status.success(), "{}", text(&out));
     let said = text(&out);
     for needle in [
-        "result: gated",
+        "result: gated in Claude Code",
         "policy",
         &format!("ABI {}", prove_it_gate::abi::ABI_VERSION),
         "state",
@@ -237,6 +270,7 @@ fn doctor_says_what_a_turn_ending_now_would_meet() {
     let sb = Sandbox::new();
     let repo = sb.repo("r");
     repo.arm_counting();
+    wire_by_hand(&repo, ".claude/settings.json", crate::util::BIN, ALL_EVENTS);
     let out = run(&repo.root, &["doctor"], &repo.env);
     assert!(out.status.success(), "{}", text(&out));
     assert!(
@@ -283,6 +317,198 @@ fn doctor_on_an_ungated_repo_says_why_and_exits_1() {
     assert!(text(&out).contains("PROVE_IT_SKIP=1"), "{}", text(&out));
 }
 
+/// Nothing wired: no agent turn would ever meet the gate, so doctor says
+/// "not gated" (exit 1) with the command for each host, though
+/// `verify.sh` and everything else are fine.
+#[test]
+fn doctor_with_no_agent_host_wired_says_not_gated() {
+    let sb = Sandbox::new();
+    let repo = sb.repo("r");
+    repo.arm("exit 0");
+    let out = run(&repo.root, &["doctor", "--no-run"], &repo.env);
+    let said = text(&out);
+    assert_eq!(out.status.code(), Some(1), "{said}");
+    for needle in [
+        "result: not gated: no agent host runs prove-it here.",
+        "/plugin install prove-it@whynext",
+        "wire the hooks by hand",
+        "`prove-it setup codex`",
+        "`prove-it setup qwen`",
+        "info  plugin      not installed in Claude Code",
+        "info  hooks       none wired by hand",
+    ] {
+        assert!(said.contains(needle), "missing {needle:?}:\n{said}");
+    }
+    assert!(!said.contains("result: gated"), "{said}");
+
+    // Another host wired is enough.
+    let out = run(&repo.root, &["setup", "codex"], &repo.env);
+    assert!(out.status.success(), "{}", text(&out));
+    let out = run(&repo.root, &["doctor", "--no-run"], &repo.env);
+    assert!(out.status.success(), "{}", text(&out));
+    assert!(
+        text(&out).contains("result: gated in Codex"),
+        "{}",
+        text(&out)
+    );
+}
+
+/// Hooks wired by hand (README.md, "Without the plugin") have their own
+/// row: gated when a Stop hook runs a prove-it that is there, failing when
+/// it names one that is not, warned when an event is missing, and not
+/// gated when `disableAllHooks` turns every hook off.
+#[test]
+fn doctor_reads_hooks_wired_by_hand() {
+    let sb = Sandbox::new();
+    let repo = sb.repo("r");
+    repo.arm("exit 0");
+    let doctor = |env: &std::collections::BTreeMap<String, String>| {
+        let out = run(&repo.root, &["doctor", "--no-run"], env);
+        (out.status.code(), claude_lines(&text(&out)))
+    };
+
+    wire_by_hand(
+        &repo,
+        ".claude/settings.local.json",
+        crate::util::BIN,
+        ALL_EVENTS,
+    );
+    let (code, said) = doctor(&repo.env);
+    assert_eq!(code, Some(0), "{said}");
+    assert!(
+        said.contains("ok    hooks       wired by hand in `")
+            && said.contains(".claude/settings.local.json`")
+            && said.contains("result: gated in Claude Code"),
+        "{said}"
+    );
+
+    // The README's bare `prove-it`, found on PATH, or not.
+    std::fs::remove_file(repo.path(".claude/settings.local.json")).expect("rm");
+    wire_by_hand(&repo, ".claude/settings.json", "prove-it", ALL_EVENTS);
+    let bin_dir = sb.tmp.path().join("bin");
+    std::fs::create_dir_all(&bin_dir).expect("bin");
+    std::os::unix::fs::symlink(crate::util::BIN, bin_dir.join("prove-it")).expect("link");
+    let mut on_path = repo.env.clone();
+    on_path.insert(
+        "PATH".into(),
+        format!("{}:/usr/bin:/bin", bin_dir.display()),
+    );
+    let (code, said) = doctor(&on_path);
+    assert_eq!(code, Some(0), "{said}");
+    let mut off_path = repo.env.clone();
+    off_path.insert("PATH".into(), "/usr/bin:/bin".into());
+    let (code, said) = doctor(&off_path);
+    assert_eq!(code, Some(1), "{said}");
+    assert!(
+        said.contains("FAIL  hooks") && said.contains("runs `prove-it`, which is not there"),
+        "{said}"
+    );
+    assert!(
+        said.contains("No agent host runs prove-it here either."),
+        "{said}"
+    );
+
+    // No Stop hook: a turn would end unverified.
+    wire_by_hand(
+        &repo,
+        ".claude/settings.json",
+        crate::util::BIN,
+        &["SessionStart"],
+    );
+    let (code, said) = doctor(&repo.env);
+    assert_eq!(code, Some(1), "{said}");
+    assert!(said.contains("with no Stop hook"), "{said}");
+
+    // Stop alone runs the gate; the missing events are said.
+    wire_by_hand(&repo, ".claude/settings.json", crate::util::BIN, &["Stop"]);
+    let (code, said) = doctor(&repo.env);
+    assert_eq!(code, Some(0), "{said}");
+    assert!(
+        said.contains("warn  hooks") && said.contains("no SessionStart, UserPromptSubmit hook"),
+        "{said}"
+    );
+
+    // disableAllHooks in the local settings turns them all off.
+    repo.write(
+        ".claude/settings.local.json",
+        r#"{"disableAllHooks": true}"#,
+    );
+    let (code, said) = doctor(&repo.env);
+    assert_eq!(code, Some(1), "{said}");
+    assert!(said.contains("sets disableAllHooks"), "{said}");
+}
+
+/// The plugin counts when Claude Code's `installed_plugins.json` lists it
+/// for this repository and the settings that apply here enable it (the
+/// files as `claude plugin install` and `claude plugin disable --scope
+/// local` write them; tests/plugin.rs checks them against the real CLI).
+#[test]
+fn doctor_reads_whether_the_plugin_is_installed_and_enabled_here() {
+    let sb = Sandbox::new();
+    let repo = sb.repo("r");
+    repo.arm("exit 0");
+    let home = std::path::PathBuf::from(&repo.env["HOME"]);
+    let doctor = || {
+        let out = run(&repo.root, &["doctor", "--no-run"], &repo.env);
+        (out.status.code(), claude_lines(&text(&out)))
+    };
+    let version = env!("CARGO_PKG_VERSION");
+    let install = |scope: &str, project: &std::path::Path| {
+        std::fs::create_dir_all(home.join(".claude/plugins")).expect("plugins");
+        let entry = serde_json::json!({"scope": scope, "version": version,
+            "installPath": home.join(format!(".claude/plugins/cache/whynext/prove-it/{version}")),
+            "projectPath": project});
+        std::fs::write(
+            home.join(".claude/plugins/installed_plugins.json"),
+            serde_json::json!({"version": 2, "plugins": {"prove-it@whynext": [entry]}}).to_string(),
+        )
+        .expect("installed_plugins.json");
+    };
+    std::fs::create_dir_all(home.join(".claude")).expect("claude dir");
+    std::fs::write(
+        home.join(".claude/settings.json"),
+        r#"{"enabledPlugins": {"prove-it@whynext": true}}"#,
+    )
+    .expect("settings");
+
+    // Installed for another project only: not here.
+    install("project", &sb.tmp.path().join("elsewhere"));
+    let (code, said) = doctor();
+    assert_eq!(code, Some(1), "{said}");
+    assert!(said.contains("plugin      not installed"), "{said}");
+
+    install("user", &repo.root);
+    let (code, said) = doctor();
+    assert_eq!(code, Some(0), "{said}");
+    assert!(
+        said.contains(&format!(
+            "ok    plugin      installed ({version}) and enabled here by `"
+        )) && said.contains("result: gated in Claude Code"),
+        "{said}"
+    );
+
+    // Disabled for this repository alone: the most specific file wins.
+    repo.write(
+        ".claude/settings.local.json",
+        r#"{"enabledPlugins": {"prove-it@whynext": false}}"#,
+    );
+    let (code, said) = doctor();
+    assert_eq!(code, Some(1), "{said}");
+    assert!(
+        said.contains("but not enabled here")
+            && said.contains("claude plugin enable prove-it@whynext"),
+        "{said}"
+    );
+    assert!(said.contains("result: not gated"), "{said}");
+
+    // Enabled again, and hooks wired by hand too: the gate would run twice.
+    std::fs::remove_file(repo.path(".claude/settings.local.json")).expect("rm");
+    wire_by_hand(&repo, ".claude/settings.json", crate::util::BIN, ALL_EVENTS);
+    let (code, said) = doctor();
+    assert_eq!(code, Some(0), "{said}");
+    assert!(said.contains("runs ./verify.sh twice"), "{said}");
+}
+
 #[test]
 fn doctor_fails_when_the_state_dir_cannot_be_written() {
     let sb = Sandbox::new();
@@ -326,6 +552,7 @@ fn doctor_says_whether_the_hosts_sandbox_keeps_the_gate_out_of_reach() {
     let sb = Sandbox::new();
     let repo = sb.repo("r");
     repo.arm("exit 0");
+    wire_by_hand(&repo, ".claude/settings.json", crate::util::BIN, ALL_EVENTS);
     let home = std::path::PathBuf::from(&repo.env["HOME"]);
     let sandbox_rows = |env: &std::collections::BTreeMap<String, String>| {
         let out = run(&repo.root, &["doctor", "--no-run"], env);

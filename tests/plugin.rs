@@ -130,6 +130,50 @@ fn installs_from_a_checkout_through_the_marketplace() {
     assert!(list.contains("prove-it@whynext"), "{list}");
 }
 
+/// doctor reads what the real CLI wrote: gated once the plugin is
+/// installed; not gated in the one repository where `claude plugin disable
+/// --scope local` turned it off, while another repository stays gated.
+#[test]
+#[ignore = "slow suite: the real Claude Code CLI (./verify.sh --full)"]
+fn doctor_reads_the_plugin_as_the_real_cli_installs_and_disables_it() {
+    let home = ClaudeHome::with_plugin_installed();
+    let sb = Sandbox::new();
+    let (repo, other) = (sb.repo("r"), sb.repo("other"));
+    let mut env = sb.env.clone();
+    env.insert("HOME".into(), home.home().display().to_string());
+    let doctor = |repo: &crate::util::Repo| {
+        repo.arm("exit 0");
+        let out = crate::util::prove_it(&repo.root, &env, &["doctor", "--no-run"])
+            .output()
+            .expect("doctor");
+        let said = String::from_utf8_lossy(&out.stdout).into_owned();
+        (out.status.code(), said)
+    };
+    let (code, said) = doctor(&repo);
+    assert_eq!(code, Some(0), "{said}");
+    assert!(
+        said.contains("installed (") && said.contains("result: gated in Claude Code"),
+        "{said}"
+    );
+    home.cli_in(
+        &repo.root,
+        &["plugin", "disable", "prove-it@whynext", "--scope", "local"],
+    );
+    assert!(
+        home.cli_in(&repo.root, &["plugin", "list"])
+            .contains("disabled")
+    );
+    let (code, said) = doctor(&repo);
+    assert_eq!(code, Some(1), "{said}");
+    assert!(
+        said.contains(".claude/settings.local.json` sets enabledPlugins")
+            && said.contains("result: not gated"),
+        "{said}"
+    );
+    let (code, said) = doctor(&other);
+    assert_eq!(code, Some(0), "{said}");
+}
+
 #[test]
 #[ignore = "slow suite: the real Claude Code CLI (./verify.sh --full)"]
 fn a_real_session_is_blocked_by_the_installed_stop_hook_until_verify_passes() {

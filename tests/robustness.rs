@@ -1,7 +1,7 @@
 //! Bad input, hostile ids, concurrent sessions, lost state: always an answer
 //! the user sees, never a crash or a silent pass, and no state lost.
 
-use crate::util::{Sandbox, files_under, run_hook};
+use crate::util::{Repo, Sandbox, files_under, prove_it, run_hook};
 use std::os::unix::fs::PermissionsExt;
 
 #[test]
@@ -302,4 +302,69 @@ fn state_copied_from_another_repository_is_not_a_baseline() {
             .is_some_and(|e| e.contains("not this one's")),
         "{status}"
     );
+}
+
+/// Every command that prints, with its standard output (then both
+/// outputs) a pipe whose reader is already gone, as `prove-it doctor |
+/// head -1` leaves it: no panic, and the exit code it has with a reader.
+#[test]
+fn every_command_ends_quietly_when_its_reader_goes_away() {
+    let sb = Sandbox::new();
+    let repo = sb.repo("r");
+    repo.arm("echo checking; exit 0");
+    repo.start("s");
+    repo.write("work.txt", "x\n");
+    repo.stop("s", false).assert_verified();
+    let fresh = sb.repo("fresh");
+    let commands: &[(&Repo, &[&str])] = &[
+        (&repo, &["doctor", "--no-run"]),
+        (&repo, &["doctor"]),
+        (&repo, &["status"]),
+        (&repo, &["status", "--json"]),
+        (&repo, &["ledger"]),
+        (&repo, &["ledger", "--json"]),
+        (&repo, &["canary"]),
+        (&repo, &["canary", "--json"]),
+        (&repo, &["policy", "new", "mine"]),
+        (&repo, &["setup", "codex"]),
+        (&fresh, &["init"]),
+        (&repo, &["--help"]),
+        (&repo, &["status", "--help"]),
+        (&repo, &["--version"]),
+    ];
+    for (at, args) in commands {
+        // Each command once with a reader (in a copy of the state where
+        // it writes any), so the closed pipe is compared with its own code.
+        let with_reader = prove_it(&at.root, &at.env, args).output().expect("run");
+        for both in [false, true] {
+            if args == &["policy", "new", "mine"] {
+                let _ = std::fs::remove_dir_all(at.root.join("mine"));
+            }
+            if args == &["init"] {
+                let _ = std::fs::remove_file(at.root.join("verify.sh"));
+            }
+            let mut cmd = prove_it(&at.root, &at.env, args);
+            let (reader, writer) = std::io::pipe().expect("pipe");
+            drop(reader);
+            if both {
+                cmd.stderr(writer.try_clone().expect("pipe"));
+            } else {
+                cmd.stderr(std::process::Stdio::piped());
+            }
+            let out = cmd.stdout(writer).output().expect("run");
+            let stderr = String::from_utf8_lossy(&out.stderr);
+            assert!(
+                !stderr.contains("panicked") && out.status.code() != Some(101),
+                "`prove-it {}` (stderr closed too: {both}) panicked: {:?} {stderr}",
+                args.join(" "),
+                out.status
+            );
+            assert_eq!(
+                out.status.code(),
+                with_reader.status.code(),
+                "`prove-it {}` (stderr closed too: {both}): {stderr}",
+                args.join(" ")
+            );
+        }
+    }
 }

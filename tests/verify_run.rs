@@ -283,3 +283,122 @@ fn a_scoped_check_runs_only_on_what_the_session_touched() {
     let said = String::from_utf8_lossy(&by_hand.stdout);
     assert!(said.contains("rejected: old.todo"), "{said}");
 }
+
+/// A `verify.sh` that fails because a tool is not installed: the agent is
+/// told what the machine lacks and that the code may be fine, beside the
+/// output.
+#[test]
+fn a_missing_command_is_said_as_what_the_machine_lacks() {
+    let sb = Sandbox::new();
+    let repo = sb.repo("r");
+    repo.arm("echo checking; vitest-not-installed-here run");
+    repo.start("s");
+    repo.write("x", "work");
+    let out = repo.stop("s", false);
+    out.assert_blocked_with("vitest-not-installed-here: not found");
+    out.assert_blocked_with(
+        "this machine lacks the command `vitest-not-installed-here`: the code may be fine",
+    );
+}
+
+/// `target/stack-tools/python/bin/python`, or a panic that says how to
+/// get it.
+fn stack_python() -> std::path::PathBuf {
+    let python = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../target/stack-tools/python/bin/python");
+    assert!(
+        python.exists(),
+        "the stack tools are missing: run tests/install-stack-tools.sh"
+    );
+    python
+}
+
+/// Three failing tests with long reports, in colour, from each real
+/// runner: the block names all three (the lines naming them are kept
+/// above the last lines) and holds no terminal escape. A test module
+/// that imports a module not installed is said to lack it.
+#[test]
+#[ignore = "slow suite: real test runners (./verify.sh --full)"]
+fn real_runners_failures_reach_the_agent_by_name() {
+    let python = stack_python();
+    let long = (0..40)
+        .map(|i| format!("    x{i} = {i}\n"))
+        .collect::<String>();
+    type Project = (
+        &'static str,
+        Vec<(String, String)>,
+        String,
+        Vec<&'static str>,
+    );
+    let projects: Vec<Project> = vec![
+        (
+            "pytest",
+            (1..=3)
+                .map(|i| {
+                    (
+                        format!("tests/test_{i}.py"),
+                        format!("def test_fails_{i}():\n{long}    assert x{i} == -1\n"),
+                    )
+                })
+                .chain([(
+                    "tests/test_import.py".to_string(),
+                    "import freezegun_not_installed\n".to_string(),
+                )])
+                .collect(),
+            format!(
+                "{} -m pytest -p no:cacheprovider --color=yes -o addopts= --continue-on-collection-errors tests",
+                python.display()
+            ),
+            vec!["test_fails_1", "test_fails_2", "test_fails_3", "lacks the Python module `freezegun_not_installed`"],
+        ),
+        (
+            "node --test",
+            (1..=3)
+                .map(|i| {
+                    (
+                        format!("test/t{i}.test.js"),
+                        format!(
+                            "const test = require('node:test');\nconst assert = require('node:assert');\ntest('fails {i}', () => {{\n{}  assert.strictEqual({i}, -1);\n}});\n",
+                            (0..40).map(|j| format!("  const y{j} = {j};\n")).collect::<String>()
+                        ),
+                    )
+                })
+                .collect(),
+            "FORCE_COLOR=1 node --test test/".to_string(),
+            vec!["fails 1", "fails 2", "fails 3"],
+        ),
+        (
+            "go test",
+            std::iter::once(("go.mod".to_string(), "module example.com/r\n\ngo 1.19\n".to_string()))
+                .chain((1..=3).map(|i| {
+                    (
+                        format!("r{i}_test.go"),
+                        format!(
+                            "package r\n\nimport \"testing\"\n\nfunc TestFails{i}(t *testing.T) {{\n\tfor j := 0; j < 30; j++ {{\n\t\tt.Log(\"line\", j)\n\t}}\n\tt.Fatal(\"no\")\n}}\n"
+                        ),
+                    )
+                }))
+                .collect(),
+            "go test -count=1 ./...".to_string(),
+            vec!["TestFails1", "TestFails2", "TestFails3"],
+        ),
+    ];
+    for (runner, files, command, names) in projects {
+        let sb = Sandbox::new();
+        let repo = sb.repo("r");
+        repo.arm(&command);
+        repo.start("s");
+        for (path, text) in &files {
+            repo.write(path, text);
+        }
+        let out = repo.stop("s", false);
+        let reason = out.reason();
+        for name in names {
+            assert!(
+                reason.contains(name),
+                "{runner}: {name:?} missing:\n{reason}"
+            );
+        }
+        assert!(!reason.contains('\x1b'), "{runner}: an escape:\n{reason:?}");
+    }
+}

@@ -142,7 +142,7 @@ fn judge_in(repo: Repo, session: &Session) -> (Outcome, serde_json::Value) {
                 "{what}"
             );
             assert!(
-                out.message().contains("expect: they passed at its start"),
+                out.message().contains("expected: they passed at its start"),
                 "{what}"
             );
             assert!(!out.message().contains("prove-it: verified"), "{what}");

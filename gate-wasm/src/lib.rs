@@ -12,6 +12,7 @@
 //! [`abi::Host`].
 
 pub mod abi;
+pub mod lacking;
 pub mod policy;
 
 #[cfg(target_arch = "wasm32")]

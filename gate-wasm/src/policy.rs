@@ -10,6 +10,7 @@ use crate::abi::{
     ReplayRequest, SessionRead, SessionWrite, Settings, TreeState, Verdict, VerifyFacts,
     VerifyOutcome, VerifyRun,
 };
+use crate::lacking::lacking_in;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeSet;
 
@@ -65,6 +66,9 @@ pub struct StartChecks {
     /// The tests that failed there, by the runner's own lines.
     #[serde(default)]
     pub failing: Vec<String>,
+    /// What the run there said the machine lacks ([`crate::lacking`]).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub lacking: Vec<String>,
 }
 
 /// The checks judged for one passing tree.
@@ -583,7 +587,7 @@ fn what_failed(caught: &Caught) -> String {
             "`./verify.sh` passed, but the code this session changed may special-case the tests".to_string()
         }
         Caught::Weakened(w) if w.alarm == Alarm::Behaviour => format!(
-            "`./verify.sh` passed, but the session changed what {} expect (they passed at its start), and this repository's policy (strict) does not accept a change to the checks",
+            "`./verify.sh` passed, but the session changed what {} expected (they passed at its start), and this repository's policy (strict) does not accept a change to the checks",
             tests_said(w.tests)
         ),
         Caught::Weakened(_) => {
@@ -666,6 +670,7 @@ fn block_reason(caught: &Caught, tree: &TreeState, attempt: u32, max: u32) -> St
                     reason.push('\n');
                 }
             }
+            reason.push_str(&lacking_said(&run.tail));
             reason.push_str(
                 "Fix the cause, then end your turn again: the gate re-runs `./verify.sh`.\n",
             );
@@ -910,6 +915,19 @@ fn judge(
 }
 
 /// `1 test`, `3 tests`, `some tests` (the runner named none).
+/// What the output says this machine lacks, as a line for the agent and
+/// the person (empty when it says nothing of the kind).
+fn lacking_said(tail: &[String]) -> String {
+    let lacks = lacking_in(tail);
+    if lacks.is_empty() {
+        return String::new();
+    }
+    format!(
+        "The output says this machine lacks {}: the code may be fine. Install it (or tell the user it is missing) rather than changing the code or the checks to get past it.\n",
+        lacks.join(" and ")
+    )
+}
+
 fn tests_said(n: usize) -> String {
     match n {
         0 => "some tests".to_string(),
@@ -1009,7 +1027,7 @@ fn judge_checks_changed(
     {
         start = Some(StartChecks {
             passed: true,
-            failing: Vec::new(),
+            ..StartChecks::default()
         });
     }
     let request = ReplayRequest {
@@ -1070,8 +1088,26 @@ fn judge_checks_changed(
                 start = Some(StartChecks {
                     passed: run.outcome == VerifyOutcome::Passed,
                     failing: failing_tests(&run.tail).into_iter().collect(),
+                    lacking: lacking_in(&run.tail),
                 });
                 session.start_checks = start.clone();
+            }
+            // The session-start checks fail against the new code for want
+            // of something this machine lacks, and failed for it on the
+            // session-start code too: they cannot run here at all, so the
+            // replay tells nothing. (Something the session's code asks
+            // for that was not asked for before fails only now: judged.)
+            let lacks = lacking_in(&run.tail);
+            if let Some(s) = &start
+                && !s.passed
+                && !lacks.is_empty()
+                && lacks.iter().all(|l| s.lacking.contains(l))
+            {
+                return Judged::Plain(Some(format!(
+                    "prove-it: checks changed: {count}, and the session-start checks could not be judged: they need {}, which this machine lacks (they failed for it at the session's start too); the code may be fine. Read `{}` to judge the change.",
+                    lacks.join(" and "),
+                    diff_command(&changes)
+                )));
             }
             let failing = failing_tests(&run.tail);
             // Passing at the start, or failing there only on other tests:
@@ -1110,6 +1146,17 @@ fn judge_checks_changed(
                     ),
                 ),
             };
+            // What the replay lacks is the machine's only when nothing
+            // says these checks ran here before; else the session's code
+            // no longer has what they need.
+            let lack_note = match (&start, lacks.is_empty()) {
+                (_, true) => None,
+                (None, false) => Some(lacking_said(&run.tail).trim_end().to_string()),
+                (Some(_), false) => Some(format!(
+                    "They fail for want of {}, which they found here at the session's start: the code as it is now no longer has it.",
+                    lacks.join(" and ")
+                )),
+            };
             Judged::Weakened(Box::new(Weakening {
                 alarm,
                 files: file_lines(&changes, true),
@@ -1117,7 +1164,7 @@ fn judge_checks_changed(
                 tail: run.tail.clone(),
                 diff: diff_command(&changes),
                 changes: Some(changes),
-                note: unknown,
+                note: join_notes(unknown, lack_note),
                 tests: failing.len(),
             }))
         }
@@ -1396,7 +1443,7 @@ fn weakened(
         ),
         Alarm::Behaviour => (
             format!(
-                "prove-it: behaviour changed: `./verify.sh` {passed}; the session changed what {} expect: they passed at its start, and fail against the code as it is now. Read them before you trust this turn: it is not proven.\n",
+                "prove-it: behaviour changed: `./verify.sh` {passed}; the session changed what {} expected: they passed at its start, and fail against the code as it is now. Read them before you trust this turn: it is not proven.\n",
                 tests_said(weakening.tests)
             ),
             "If the task asked for this new behaviour, the change is the work; otherwise the code, not the tests, needs the fix.",

@@ -174,13 +174,16 @@ pub enum Command {
     ///
     /// For scripts and CI after a headless run, e.g.
     /// `claude -p "..." && prove-it status`. Prints the last stop's verdict
-    /// in this repository (or of one session): verified, unchanged, blocked,
-    /// disarm refused, yielded unverified, skipped or gate error, with its
-    /// time, session and tree.
+    /// in this repository (or of one session): verified, unchanged,
+    /// weakened (passed only with checks the session changed), suspect (the
+    /// code may special-case the tests), behaviour changed (tests now expect
+    /// something else: read them), blocked, disarm refused, yielded
+    /// unverified, skipped or gate error, with its time, session and tree.
     ///
     /// Exit codes: 0 verified or unchanged, and the tree is still the one
-    /// judged; 1 any other verdict, or the tree has changed since; 2 no
-    /// verdict recorded, or the repository cannot be read.
+    /// judged; 1 any other verdict (weakened, suspect and behaviour changed
+    /// included), or the tree has changed since; 2 no verdict recorded, or
+    /// the repository cannot be read.
     Status {
         /// A folder inside the repository.
         #[arg(default_value = ".")]

@@ -1,5 +1,8 @@
 //! The `prove-it` binary: parse, run, map the outcome to an exit code.
 
+#[macro_use]
+mod out;
+
 mod agent;
 mod capability;
 mod cli;
@@ -44,7 +47,7 @@ fn main() -> ExitCode {
     match result {
         Ok(code) => code,
         Err(error) => {
-            eprintln!("prove-it: {error:#}");
+            errln!("prove-it: {error:#}");
             ExitCode::FAILURE
         }
     }

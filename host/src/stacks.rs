@@ -107,7 +107,11 @@ const STACKS: &[Rule] = &[
         name: "Go",
         markers: &["go.mod"],
         evidence: "go.mod",
-        checks: &["go test ./...", "go vet ./...", "test -z \"$(gofmt -l .)\""],
+        checks: &[
+            "go test ./...",
+            "go vet ./...",
+            "gofmt -l . | sed 's/^/gofmt would reformat: /' | (! grep .)",
+        ],
     },
     Rule::Files {
         key: "maven",

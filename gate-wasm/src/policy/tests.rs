@@ -29,6 +29,8 @@ struct Fake {
     start_asked: bool,
     /// The failing start run's last lines.
     start_tail: Vec<String>,
+    /// The failing replay's last lines.
+    replay_tail: Vec<String>,
 }
 
 impl Fake {
@@ -55,6 +57,7 @@ impl Fake {
             start_passes: Some(false),
             start_asked: false,
             start_tail: vec!["FAILED tests/test_calc.py::test_add - assert 3 == 4".into()],
+            replay_tail: vec!["FAILED tests/test_calc.py::test_add - assert 5 == 4".into()],
         }
     }
     fn session(&self) -> Session {
@@ -126,7 +129,7 @@ impl Host for Fake {
                 },
                 exit_code: Some(if self.replay_passes { 0 } else { 1 }),
                 duration_ms: 7,
-                tail: vec!["FAILED tests/test_calc.py::test_add - assert 5 == 4".into()],
+                tail: self.replay_tail.clone(),
                 timeout_secs: 300,
                 detail: None,
             },
@@ -919,5 +922,84 @@ fn with_as_many_failures_at_the_start_as_the_tail_names_other_tests_cannot_be_to
         .map(|i| format!("FAILED tests/test_calc.py::test_{i} - boom"))
         .collect();
     let d = decide(&stop(false), &mut host2);
+    assert_eq!(d.verdict, Some(Verdict::Weakened));
+}
+
+/// A run that fails for want of a module or a command says so beside the
+/// failure, to the agent and in a weakening's report.
+#[test]
+fn a_failure_for_want_of_a_module_says_the_machine_lacks_it() {
+    let mut host = started();
+    host.fingerprint = "bbbb".into();
+    host.tail = vec![
+        "E   ModuleNotFoundError: No module named 'freezegun'".into(),
+        "⋮".into(),
+        "ERROR tests/test_time.py".into(),
+        "1 error in 0.17s".into(),
+    ];
+    let d = decide(&stop(false), &mut host);
+    assert_eq!(d.action, Action::Block);
+    let reason = d.reason.expect("reason");
+    assert!(
+        reason.contains("this machine lacks the Python module `freezegun`: the code may be fine"),
+        "{reason}"
+    );
+    // A plain failure says nothing of the kind.
+    let mut host = started();
+    host.fingerprint = "bbbb".into();
+    let reason = decide(&stop(false), &mut host).reason.expect("reason");
+    assert!(!reason.contains("lacks"), "{reason}");
+}
+
+/// A passing stop whose changed checks fail when replayed, with `tail`;
+/// the session-start checks pass at the start or not.
+fn replaying(tail: Vec<String>, start_passes: bool) -> Fake {
+    let mut host = started();
+    host.fingerprint = "bbbb".into();
+    host.verify_passes = true;
+    host.checks = Some(skipped_test());
+    host.replay_passes = false;
+    host.replay_tail = tail;
+    host.start_passes = Some(start_passes);
+    host
+}
+
+/// The session-start checks that cannot run here (they failed for the same
+/// missing piece at the start too) prove nothing by failing now: not a
+/// weakening. Failing for it only now, on the session's code, is judged:
+/// the session's code asks for what was not asked for before.
+#[test]
+fn a_replay_that_fails_only_for_what_the_machine_lacks_is_not_a_weakening() {
+    let lack = "pytest: error: unrecognized arguments: --cov=humanize".to_string();
+    let mut host = replaying(vec![lack.clone()], false);
+    host.start_tail = vec![lack.clone()];
+    let d = decide(&stop(false), &mut host);
+    assert_eq!(d.verdict, Some(Verdict::Verified), "{:?}", d.message);
+    let message = d.message.expect("said");
+    assert!(
+        message.contains(
+            "could not be judged: they need the plugin that gives the option `--cov=humanize`"
+        ) && message.contains("the code may be fine"),
+        "{message}"
+    );
+
+    // Passing at the start, failing for it now: the session's doing.
+    let mut host = replaying(
+        vec!["E   ModuleNotFoundError: No module named 'calc'".into()],
+        true,
+    );
+    let d = decide(&stop(false), &mut host);
+    assert_eq!(d.verdict, Some(Verdict::Weakened));
+    let message = d.message.expect("said");
+    assert!(
+        message.contains(
+            "for want of the Python module `calc`, which they found here at the session's start"
+        ) && !message.contains("the code may be fine"),
+        "{message}"
+    );
+
+    // Failing at the start for another reason: judged too.
+    let mut host = replaying(vec![lack], false);
+    let d = decide(&stop(false), &mut host);
     assert_eq!(d.verdict, Some(Verdict::Weakened));
 }

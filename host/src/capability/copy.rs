@@ -93,7 +93,7 @@ pub fn clean_up_on_signals() -> Result<()> {
             if let Some(leftovers) = pending {
                 leftovers.remove();
             }
-            eprintln!("\nprove-it canary: interrupted; the throwaway copy is removed.");
+            errln!("\nprove-it canary: interrupted; the throwaway copy is removed.");
             std::process::exit(130);
         }
     });

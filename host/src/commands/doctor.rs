@@ -2,7 +2,7 @@
 //! and if not, why and what to run. Exits non-zero when the gate would not
 //! protect the repository.
 
-use super::{sandbox, setup};
+use super::{claude_code, sandbox, setup};
 use crate::agent::Agent;
 use crate::capability::{checks, git, ledger, verify};
 use crate::settings::Loaded;
@@ -40,7 +40,7 @@ impl Report {
                 Mark::Warn => "warn",
                 Mark::Fail => "FAIL",
             };
-            println!("  {mark:<5} {what:<11} {text}");
+            outln!("  {mark:<5} {what:<11} {text}");
         }
     }
 
@@ -57,7 +57,8 @@ impl Report {
 /// wired here (or in the person's config), and if so whether the host
 /// would really run it. Wiring that would not run fails: the person meant
 /// that host to be gated, and it would not be.
-fn agent_rows(report: &mut Report, root: &Path, loaded: &Loaded) {
+fn agent_rows(report: &mut Report, root: &Path, loaded: &Loaded) -> Vec<&'static str> {
+    let mut runs = Vec::new();
     for agent in Agent::ALL {
         if agent == Agent::ClaudeCode {
             continue;
@@ -75,6 +76,7 @@ fn agent_rows(report: &mut Report, root: &Path, loaded: &Loaded) {
                 ),
             ),
             (Some(file), None) => {
+                runs.push(agent.adapter().title());
                 report.row(Mark::Ok, what, format!("wired in `{}`", file.display()));
                 if let Some(caveat) = setup::trust_caveat(agent, &file, root, loaded) {
                     report.row(Mark::Warn, what, caveat);
@@ -87,6 +89,7 @@ fn agent_rows(report: &mut Report, root: &Path, loaded: &Loaded) {
             ),
         }
     }
+    runs
 }
 
 /// Whether the agent hosts' sandboxes keep the gate's state, program and
@@ -117,7 +120,7 @@ fn now_row(report: &mut Report, root: &Path, loaded: &Loaded) {
     if !verify::verify_facts(root).is_ok_and(|f| f.armed()) {
         return;
     }
-    eprintln!("prove-it doctor: running ./verify.sh as a stop would (--no-run skips this)...");
+    errln!("prove-it doctor: running ./verify.sh as a stop would (--no-run skips this)...");
     let timeout = std::time::Duration::from_secs(loaded.settings.timeout_secs);
     let run = verify::run(root, timeout);
     let took = std::time::Duration::from_millis(run.duration_ms);
@@ -184,7 +187,7 @@ fn slow_in_ledger(report: &mut Report, root: &Path, loaded: &Loaded) {
 
 pub fn execute(dir: &Path, run_verify: bool) -> Result<ExitCode> {
     let dir = std::path::absolute(dir).unwrap_or_else(|_| dir.to_path_buf());
-    println!("prove-it doctor: {}", dir.display());
+    outln!("prove-it doctor: {}", dir.display());
     let mut report = Report::default();
 
     match git::discover(&dir) {
@@ -230,10 +233,15 @@ pub fn execute(dir: &Path, run_verify: bool) -> Result<ExitCode> {
         "host",
         format!("prove-it {} at {exe}: {source}", settings::HOST_VERSION),
     );
-    plugin_row(&mut report, &loaded);
-    if let Some(root) = git::discover(&dir) {
-        agent_rows(&mut report, &root, &loaded);
-        sandbox_rows(&mut report, &root, &loaded);
+    let root = git::discover(&dir);
+    // The agent hosts that would run the gate here.
+    let mut hosts = Vec::new();
+    if claude_rows(&mut report, root.as_deref(), &loaded) {
+        hosts.push(Agent::ClaudeCode.adapter().title());
+    }
+    if let Some(root) = &root {
+        hosts.extend(agent_rows(&mut report, root, &loaded));
+        sandbox_rows(&mut report, root, &loaded);
     }
     policy_row(&mut report, &dir, &loaded);
 
@@ -294,18 +302,38 @@ pub fn execute(dir: &Path, run_verify: bool) -> Result<ExitCode> {
 
     report.print();
     let failures = report.failures();
-    if failures.is_empty() {
-        println!(
-            "result: gated. A turn that changes this repository cannot end until ./verify.sh passes."
+    if failures.is_empty() && !hosts.is_empty() {
+        outln!(
+            "result: gated in {}. A turn that changes this repository cannot end until ./verify.sh passes.",
+            hosts.join(", ")
         );
-        Ok(ExitCode::SUCCESS)
-    } else {
-        println!(
+        return Ok(ExitCode::SUCCESS);
+    }
+    if !failures.is_empty() {
+        outln!(
             "result: NOT gated (see {}). Fix the FAIL lines above.",
             failures.join(", ")
         );
-        Ok(ExitCode::FAILURE)
     }
+    if hosts.is_empty() {
+        if failures.is_empty() {
+            outln!("result: not gated: no agent host runs prove-it here.");
+        } else {
+            outln!("No agent host runs prove-it here either.");
+        }
+        outln!("  Claude Code: {PLUGIN_INSTALL},");
+        outln!("               or wire the hooks by hand (README.md, \"Without the plugin\")");
+        for agent in Agent::ALL {
+            if agent != Agent::ClaudeCode {
+                outln!(
+                    "  {}: `prove-it setup {}`",
+                    agent.adapter().title(),
+                    agent.name()
+                );
+            }
+        }
+    }
+    Ok(ExitCode::FAILURE)
 }
 
 /// What counts as a check here (SPEC.md, "Weakened checks"): the list a
@@ -453,56 +481,153 @@ fn state_row(report: &mut Report, state: &Path) {
     }
 }
 
-fn plugin_row(report: &mut Report, loaded: &Loaded) {
+/// Claude Code's rows: the plugin, and hooks wired by hand in a settings
+/// file. True when Claude Code would run the gate in this repository.
+fn claude_rows(report: &mut Report, root: Option<&Path>, loaded: &Loaded) -> bool {
     if let Some(version) = &loaded.plugin_version {
         match loaded.version_mismatch() {
-            None => report.row(Mark::Ok, "plugin", format!("{version}, same as the host")),
+            None => report.row(
+                Mark::Ok,
+                "launcher",
+                format!("run through the plugin's launcher ({version}, same as the host)"),
+            ),
             Some(message) => report.row(
                 Mark::Warn,
-                "plugin",
+                "launcher",
                 message.trim_start_matches("prove-it: "),
             ),
         }
-        return;
     }
-    let installed = installed_plugin_versions(loaded);
-    if installed.is_empty() {
+    let Some(root) = root else {
+        return false;
+    };
+    let layers = claude_code::settings(root, loaded);
+    let mut runs = false;
+    let plugin_on = match claude_code::plugin(root, loaded, &layers) {
+        claude_code::Plugin::NotInstalled => {
+            report.row(
+                Mark::Info,
+                "plugin",
+                format!("not installed in Claude Code: {PLUGIN_INSTALL}"),
+            );
+            false
+        }
+        claude_code::Plugin::Disabled { versions, by } => {
+            let why = match by {
+                Some(file) => format!(
+                    "`{}` sets enabledPlugins \"{}\" to false",
+                    file.display(),
+                    claude_code::PLUGIN
+                ),
+                None => "no settings file enables it".to_string(),
+            };
+            report.row(
+                Mark::Info,
+                "plugin",
+                format!(
+                    "installed ({}) but not enabled here: {why}. Run `claude plugin enable {}` here",
+                    versions.join(", "),
+                    claude_code::PLUGIN
+                ),
+            );
+            false
+        }
+        claude_code::Plugin::Enabled { versions, by } => {
+            if versions.iter().any(|v| v == settings::HOST_VERSION) {
+                report.row(
+                    Mark::Ok,
+                    "plugin",
+                    format!(
+                        "installed ({}) and enabled here by `{}`",
+                        versions.join(", "),
+                        by.display()
+                    ),
+                );
+            } else {
+                report.row(
+                    Mark::Warn,
+                    "plugin",
+                    format!(
+                        "installed ({}) and enabled here, but the host is {}: reinstall one to match",
+                        versions.join(", "),
+                        settings::HOST_VERSION
+                    ),
+                );
+            }
+            true
+        }
+    };
+    runs |= plugin_on;
+    let wired = claude_code::hand_wired(&layers);
+    if wired.is_empty() {
+        report.row(
+            Mark::Info,
+            "hooks",
+            "none wired by hand in Claude Code's settings (README.md, \"Without the plugin\", shows how)",
+        );
+    }
+    for hooks in &wired {
+        let file = hooks.file.display();
+        let missing: Vec<&str> = claude_code::EVENTS
+            .into_iter()
+            .filter(|e| !hooks.events.contains(e))
+            .collect();
+        let Some(program) = &hooks.program else {
+            report.row(
+                Mark::Fail,
+                "hooks",
+                format!(
+                    "wired by hand in `{file}`, but with no Stop hook: a turn would end unverified; add it as README.md shows"
+                ),
+            );
+            continue;
+        };
+        if claude_code::find_program(program, loaded).is_none() {
+            report.row(
+                Mark::Fail,
+                "hooks",
+                format!(
+                    "wired by hand in `{file}`, but its Stop hook runs `{program}`, which is not there (not on PATH): run ./install.sh, or name prove-it by its full path"
+                ),
+            );
+            continue;
+        }
+        runs = true;
+        if missing.is_empty() {
+            report.row(Mark::Ok, "hooks", format!("wired by hand in `{file}`"));
+        } else {
+            report.row(
+                Mark::Warn,
+                "hooks",
+                format!(
+                    "wired by hand in `{file}`, but with no {} hook: add it as README.md shows",
+                    missing.join(", ")
+                ),
+            );
+        }
+    }
+    if plugin_on && wired.iter().any(|h| h.program.is_some()) {
         report.row(
             Mark::Warn,
-            "plugin",
-            "not installed in Claude Code: `/plugin marketplace add Why-Next/prove-it`, then `/plugin install prove-it@whynext` (or run ./install.sh in a checkout)",
-        );
-    } else if installed.iter().any(|v| v == settings::HOST_VERSION) {
-        report.row(
-            Mark::Ok,
-            "plugin",
-            format!("installed: {}", installed.join(", ")),
-        );
-    } else {
-        report.row(
-            Mark::Warn,
-            "plugin",
-            format!(
-                "installed: {}, but the host is {}: reinstall one to match",
-                installed.join(", "),
-                settings::HOST_VERSION
-            ),
+            "hooks",
+            "both the plugin and hooks wired by hand run the gate: each stop runs ./verify.sh twice; remove one",
         );
     }
+    if let Some(file) = claude_code::all_hooks_off(&layers) {
+        if runs {
+            report.row(
+                Mark::Fail,
+                "hooks",
+                format!(
+                    "`{}` sets disableAllHooks: Claude Code runs no hook, prove-it's included",
+                    file.display()
+                ),
+            );
+        }
+        runs = false;
+    }
+    runs
 }
 
-/// Versions of the plugin in Claude Code's plugin cache.
-fn installed_plugin_versions(loaded: &Loaded) -> Vec<String> {
-    let Some(config) = &loaded.claude_dir else {
-        return Vec::new();
-    };
-    let dir = config.join("plugins/cache/whynext/prove-it");
-    let mut versions: Vec<String> = std::fs::read_dir(dir)
-        .into_iter()
-        .flatten()
-        .flatten()
-        .map(|e| e.file_name().to_string_lossy().into_owned())
-        .collect();
-    versions.sort();
-    versions
-}
+/// How to install the plugin, as README.md says.
+const PLUGIN_INSTALL: &str = "`/plugin marketplace add Why-Next/prove-it`, then `/plugin install prove-it@whynext` (or run ./install.sh in a checkout)";

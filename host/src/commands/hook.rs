@@ -41,7 +41,7 @@ pub fn execute(agent: Agent, event: HookEvent) -> Result<ExitCode> {
         return Ok(ExitCode::SUCCESS);
     };
     if let Some(warning) = adapter.exit_warning(event, &decision) {
-        eprintln!("{}", agent::cap(&warning));
+        errln!("{}", agent::cap(&warning));
         return Ok(ExitCode::from(2));
     }
     if let Some(answer) = adapter.answer(event, &decision) {

@@ -26,21 +26,21 @@ pub fn execute(dir: &Path) -> Result<()> {
         )
     })?;
     let path = root.join(verify::VERIFY_SH);
-    println!("prove-it init in {}", root.display());
+    outln!("prove-it init in {}", root.display());
     let found = stacks::detect(&root);
     write_checks_list(&root)?;
     if path.exists() {
-        println!(
+        outln!(
             "\n`verify.sh` already exists, so it was left untouched. Run it by hand (`./verify.sh`) and `prove-it doctor` to see whether this repository is gated."
         );
         return Ok(());
     }
 
     if found.is_empty() {
-        println!("stacks: none recognised; verify.sh gets the universal check only");
+        outln!("stacks: none recognised; verify.sh gets the universal check only");
     } else {
         for stack in &found {
-            println!("stack: {} ({})", stack.name, stack.evidence);
+            outln!("stack: {} ({})", stack.name, stack.evidence);
         }
     }
     std::fs::write(&path, script(&found))
@@ -48,11 +48,11 @@ pub fn execute(dir: &Path) -> Result<()> {
     std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755))
         .with_context(|| format!("cannot make `{}` executable", path.display()))?;
     let offered: usize = found.iter().map(|s| s.checks.len()).sum();
-    println!(
+    outln!(
         "wrote verify.sh: 1 active check (`git diff --check`), {offered} more for your stack(s) commented out"
     );
 
-    println!("\n$ ./verify.sh");
+    outln!("\n$ ./verify.sh");
     let run = verify::run(&root, RUN_LIMIT);
     show(&run);
     if run.outcome != VerifyOutcome::Passed {
@@ -60,11 +60,11 @@ pub fn execute(dir: &Path) -> Result<()> {
             "the new verify.sh did not pass; `git diff --check` found whitespace errors in uncommitted changes (fix them, then run ./verify.sh)"
         );
     }
-    println!("passed: a turn that ends in this state is let through.");
+    outln!("passed: a turn that ends in this state is let through.");
 
     demo(&root, &path)?;
 
-    println!(
+    outln!(
         "\nNext:\n\
          - Commit verify.sh and .prove-it/checks, so every session starts armed and knows its checks.\n\
          - Switch on the commented checks ONE at a time: run it by hand, see it pass, make it fail once on purpose and see ./verify.sh fail, then uncomment it.\n\
@@ -81,7 +81,7 @@ pub fn execute(dir: &Path) -> Result<()> {
 fn write_checks_list(root: &Path) -> Result<()> {
     let path = root.join(checks::list::FILE);
     if path.exists() {
-        println!(
+        outln!(
             "`{}` already exists, so it was left untouched",
             checks::list::FILE
         );
@@ -92,7 +92,7 @@ fn write_checks_list(root: &Path) -> Result<()> {
     }
     let text = format!("{CHECKS_HEADER}{}\n", checks::defaults::DEFAULTS_LINE);
     std::fs::write(&path, text).with_context(|| format!("cannot write `{}`", path.display()))?;
-    println!(
+    outln!(
         "wrote {}: which files are checks (tests, runner and linter configuration); a pass that only the session's changes to them made possible is reported as weakened",
         checks::list::FILE
     );
@@ -136,7 +136,7 @@ fn demo(root: &Path, path: &Path) -> Result<()> {
     std::fs::set_permissions(&copy, std::fs::Permissions::from_mode(0o755))
         .context("cannot make the demo copy executable")?;
 
-    println!("\ndemo: the same script with `exit 1` appended (a temp copy, removed afterwards)");
+    outln!("\ndemo: the same script with `exit 1` appended (a temp copy, removed afterwards)");
     let run = verify::run_script(&copy, root, RUN_LIMIT);
     show(&run);
     if run.outcome == VerifyOutcome::Passed {
@@ -144,21 +144,21 @@ fn demo(root: &Path, path: &Path) -> Result<()> {
             "the demo copy passed although it ends in `exit 1`; the gate cannot be shown refusing"
         );
     }
-    println!("the gate would refuse the turn and tell the agent:");
+    outln!("the gate would refuse the turn and tell the agent:");
     for line in prove_it_gate::policy::failed_run_reason(&run, 1, 3).lines() {
-        println!("  | {line}");
+        outln!("  | {line}");
     }
     Ok(())
 }
 
 fn show(run: &VerifyRun) {
     for line in &run.tail {
-        println!("  {line}");
+        outln!("  {line}");
     }
     let code = run
         .exit_code
         .map_or_else(|| "none".to_string(), |c| c.to_string());
-    println!("  (exit {code}, {} ms)", run.duration_ms);
+    outln!("  (exit {code}, {} ms)", run.duration_ms);
 }
 
 /// The text of a new `verify.sh` for `found`.

@@ -95,12 +95,12 @@ pub fn execute(days: u32, repo: Option<&Path>, json: bool) -> Result<ExitCode> {
         Ok(text) => text,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
             if json {
-                println!(
+                outln!(
                     "{}",
                     serde_json::to_string(&Report::empty(&file, days, repo))?
                 );
             } else {
-                println!(
+                outln!(
                     "prove-it ledger: nothing recorded yet at `{}`. Set PROVE_IT_LEDGER=1 (in the environment the agent host runs in) to keep one.",
                     file.display()
                 );
@@ -111,9 +111,9 @@ pub fn execute(days: u32, repo: Option<&Path>, json: bool) -> Result<ExitCode> {
     };
     let report = summarize(&text, &file, days, repo, SystemTime::now());
     if json {
-        println!("{}", serde_json::to_string_pretty(&report)?);
+        outln!("{}", serde_json::to_string_pretty(&report)?);
     } else {
-        print!("{}", render(&report));
+        out!("{}", render(&report));
     }
     Ok(ExitCode::SUCCESS)
 }

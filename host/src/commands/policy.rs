@@ -14,7 +14,7 @@ use std::process::ExitCode;
 pub fn check(file: &str) -> Result<ExitCode> {
     let policy = load(file)?;
     let loaded = settings::from_env();
-    println!(
+    outln!(
         "policy {} ({} KiB, blake3 {})",
         policy.label,
         policy.size() / 1024,
@@ -22,16 +22,16 @@ pub fn check(file: &str) -> Result<ExitCode> {
     );
     match policy.check(&loaded.dirs.cache) {
         Ok(info) => {
-            println!("  ABI version {ABI_VERSION}: compatible");
-            println!("  imports: {}", info.imports.join(", "));
-            println!("  exports: {}", info.exports.join(", "));
-            println!(
+            outln!("  ABI version {ABI_VERSION}: compatible");
+            outln!("  imports: {}", info.imports.join(", "));
+            outln!("  exports: {}", info.exports.join(", "));
+            outln!(
                 "result: usable. Select it with PROVE_IT_POLICY={file} (or put it at .prove-it/policy.wasm)."
             );
             Ok(ExitCode::SUCCESS)
         }
         Err(e) => {
-            println!("result: NOT usable: {e:#}");
+            outln!("result: NOT usable: {e:#}");
             Ok(ExitCode::FAILURE)
         }
     }
@@ -60,7 +60,7 @@ pub fn run(file: &str, hook_event: HookEvent, claim: &str, dir: &Path) -> Result
         settings: loaded.settings.clone(),
         notes: loaded.notes.clone(),
     };
-    println!(
+    outln!(
         "policy {} on {} ({kind:?}, fresh state: no baseline)",
         policy.label,
         root.display()
@@ -73,7 +73,7 @@ pub fn run(file: &str, hook_event: HookEvent, claim: &str, dir: &Path) -> Result
         walk: Default::default(),
     };
     let decision = super::hook::decide(&policy, &event, &run)?.with_notes(&event.notes);
-    println!(
+    outln!(
         "decision: {}",
         serde_json::to_string_pretty(&decision).context("cannot show the decision")?
     );
@@ -84,8 +84,8 @@ pub fn run(file: &str, hook_event: HookEvent, claim: &str, dir: &Path) -> Result
             continue;
         };
         match adapter.answer(*event, &decision) {
-            Some(answer) => println!("{} would receive: {answer}", adapter.title()),
-            None => println!("{} would receive: nothing (a quiet allow)", adapter.title()),
+            Some(answer) => outln!("{} would receive: {answer}", adapter.title()),
+            None => outln!("{} would receive: nothing (a quiet allow)", adapter.title()),
         }
     }
     Ok(ExitCode::SUCCESS)
@@ -132,12 +132,12 @@ pub fn new(name: &str, gate_path: Option<&Path>) -> Result<ExitCode> {
         std::fs::write(dir.join(file), text)
             .with_context(|| format!("cannot write `{name}/{file}`"))?;
     }
-    println!("created the policy crate `{name}/`. Next:");
-    println!("  rustup target add wasm32-wasip1");
-    println!("  cd {name} && cargo build --release --target wasm32-wasip1");
-    println!("  prove-it policy check {wasm}");
-    println!("  prove-it policy run {wasm}        # in a repository");
-    println!("  export PROVE_IT_POLICY=$PWD/{wasm}");
+    outln!("created the policy crate `{name}/`. Next:");
+    outln!("  rustup target add wasm32-wasip1");
+    outln!("  cd {name} && cargo build --release --target wasm32-wasip1");
+    outln!("  prove-it policy check {wasm}");
+    outln!("  prove-it policy run {wasm}        # in a repository");
+    outln!("  export PROVE_IT_POLICY=$PWD/{wasm}");
     Ok(ExitCode::SUCCESS)
 }
 

@@ -87,31 +87,6 @@ fn temp_dirs(tmpdir: Option<PathBuf>) -> Vec<PathBuf> {
 /// `Err(text)` when it does not (a warning: the gate still runs).
 pub type Finding = Result<String, String>;
 
-/// Claude Code's settings, in the order it applies them (later wins for
-/// one value; lists add up): the person's, the repository's, the
-/// repository's local ones, then the managed ones an administrator sets.
-fn claude_settings(root: &Path, loaded: &Loaded) -> Vec<(PathBuf, Value)> {
-    let mut files = Vec::new();
-    if let Some(dir) = &loaded.claude_dir {
-        files.push(dir.join("settings.json"));
-    }
-    files.push(root.join(".claude/settings.json"));
-    files.push(root.join(".claude/settings.local.json"));
-    files.push(PathBuf::from(if cfg!(target_os = "macos") {
-        "/Library/Application Support/ClaudeCode/managed-settings.json"
-    } else {
-        "/etc/claude-code/managed-settings.json"
-    }));
-    files
-        .into_iter()
-        .filter_map(|file| {
-            let text = std::fs::read_to_string(&file).ok()?;
-            let doc = serde_json::from_str(&text).ok()?;
-            Some((file, doc))
-        })
-        .collect()
-}
-
 /// A path as Claude Code's settings write it: `//abs` or `/abs` absolute,
 /// `~/x` in the home folder, anything else from the repository's root.
 /// Globs are cut at their first wildcard: `~/x/**` can write `~/x`.
@@ -137,7 +112,7 @@ fn claude_path(raw: &str, root: &Path, home: Option<&Path>) -> Option<PathBuf> {
 /// Whether Claude Code's sandbox keeps the gate out of the agent's shell.
 pub fn claude_code(root: &Path, loaded: &Loaded, guarded: &Guarded) -> Finding {
     claude_code_from(
-        &claude_settings(root, loaded),
+        &super::claude_code::settings(root, loaded),
         root,
         loaded.home.as_deref(),
         loaded.tmpdir.clone(),

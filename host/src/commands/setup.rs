@@ -178,13 +178,13 @@ pub fn execute(agent: Agent, dir: &Path, user: bool) -> Result<ExitCode> {
     let mut text = serde_json::to_string_pretty(&doc).context("cannot encode the hooks")?;
     text.push('\n');
     write_atomic(&place.file, text.as_bytes())?;
-    println!(
+    outln!(
         "prove-it setup {}: {title} now runs the gate from `{}`:",
         agent.name(),
         place.file.display()
     );
     for (event, _, _) in &wired {
-        println!(
+        outln!(
             "  {:<16} {}",
             event.host_name(),
             command_line(&exe, agent, *event)
@@ -193,7 +193,7 @@ pub fn execute(agent: Agent, dir: &Path, user: bool) -> Result<ExitCode> {
     if agent == Agent::Codex {
         let config = codex_home(&loaded)?.join("config.toml");
         trust_codex(&config, &place, &wired)?;
-        println!(
+        outln!(
             "  trusted in `{}` (Codex skips hooks it does not trust, silently){}",
             config.display(),
             if place.repo.is_some() {
@@ -204,26 +204,26 @@ pub fn execute(agent: Agent, dir: &Path, user: bool) -> Result<ExitCode> {
         );
     }
     if agent == Agent::Gemini && place.repo.is_some() {
-        println!(
+        outln!(
             "  Gemini runs a repository's hooks only in a trusted folder: trust this one when Gemini asks (or set GEMINI_CLI_TRUST_WORKSPACE=true)."
         );
     }
     if agent == Agent::Copilot && place.repo.is_some() {
-        println!(
+        outln!(
             "  Copilot runs a repository's hooks only in a trusted folder: trust this one when Copilot asks; `copilot -p` needs --trust-folder, or COPILOT_ALLOW_ALL=true, or GITHUB_COPILOT_PROMPT_MODE_REPO_HOOKS=true, and skips them silently otherwise (`prove-it setup copilot --user` wires ~/.copilot/hooks, which always run)."
         );
     }
     if agent == Agent::Copilot {
-        println!(
+        outln!(
             "  In `copilot -p` a yield, a skip or a gate error is shown as a hook warning (`! prove-it: ...`); `prove-it status` says every verdict."
         );
     }
     if agent == Agent::Qwen && place.repo.is_some() {
-        println!(
+        outln!(
             "  Qwen runs a repository's hooks unless its folder trust is on and this folder is not trusted (then it skips them silently)."
         );
     }
-    println!(
+    outln!(
         "The hooks name this binary by its path: run `prove-it setup {}` again if it moves. `prove-it doctor` checks the wiring.",
         agent.name()
     );

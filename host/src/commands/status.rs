@@ -27,7 +27,7 @@ pub fn execute(dir: &Path, session: Option<&str>, as_json: bool) -> Result<ExitC
         ),
     };
     if as_json {
-        println!("{report}");
+        outln!("{report}");
     } else {
         print_text(&report);
     }
@@ -78,7 +78,7 @@ fn report(record: &Record, same_tree: bool, proven: bool) -> serde_json::Value {
 fn print_text(report: &serde_json::Value) {
     let text = |key: &str| report[key].as_str().unwrap_or("").to_string();
     if let Some(error) = report["error"].as_str() {
-        println!("prove-it status: unknown: {error}");
+        outln!("prove-it status: unknown: {error}");
         return;
     }
     let verdict = match report["verdict"].as_str() {
@@ -100,10 +100,10 @@ fn print_text(report: &serde_json::Value) {
         Some("gate_error") => "gate error: the turn was NOT verified",
         _ => "no verdict stated by the policy",
     };
-    println!("prove-it status: {verdict}");
-    println!("  repository  {}", text("repo"));
-    println!("  session     {}", text("session"));
-    println!("  at          {}", text("time"));
+    outln!("prove-it status: {verdict}");
+    outln!("  repository  {}", text("repo"));
+    outln!("  session     {}", text("session"));
+    outln!("  at          {}", text("time"));
     let tree = report["tree"].as_str().map_or("unknown".to_string(), |t| {
         t.chars().take(12).collect::<String>()
     });
@@ -112,25 +112,25 @@ fn print_text(report: &serde_json::Value) {
     } else {
         "the tree has CHANGED since: this verdict is not about it"
     };
-    println!("  tree        {tree} ({since})");
+    outln!("  tree        {tree} ({since})");
     if let Some(said) = report["said"].as_str() {
-        println!("  said        {said}");
+        outln!("  said        {said}");
     }
     for file in report["checks"]["files"].as_array().into_iter().flatten() {
-        println!(
+        outln!(
             "  check       `{}` ({}, {})",
             file["path"].as_str().unwrap_or("?"),
             file["kind"].as_str().unwrap_or("?"),
             file["change"].as_str().unwrap_or("?")
         );
         for line in file["evidence"].as_array().into_iter().flatten() {
-            println!("                - {}", line.as_str().unwrap_or(""));
+            outln!("                - {}", line.as_str().unwrap_or(""));
         }
     }
     for line in report["checks"]["suspect"].as_array().into_iter().flatten() {
-        println!("  code        {}", line.as_str().unwrap_or(""));
+        outln!("  code        {}", line.as_str().unwrap_or(""));
     }
     if report["proven"] != true {
-        println!("  NOT proven: exit 1");
+        outln!("  NOT proven: exit 1");
     }
 }

@@ -138,7 +138,7 @@ pub fn run<'m, H: Host + Diagnose + Send + 'static>(
         } else {
             format!(",{extra}")
         };
-        eprintln!(
+        errln!(
             r#"{{"prove_it_timings":{{"load_us":{},"policy_us":{},"host_us":{},"calls_us":[{calls}],"fuel":{},"peak_kib":{}{extra}}}}}"#,
             loaded.as_micros(),
             policy.as_micros(),

@@ -1048,7 +1048,7 @@ mod tests {
         let tmp = tempfile::tempdir().expect("tmp");
         let root = &tmp.path().canonicalize().expect("canonical");
         if !untracked::times_are_kept(root) {
-            eprintln!("skipped: the temp dir's filesystem is not one the memo is used on");
+            errln!("skipped: the temp dir's filesystem is not one the memo is used on");
             return;
         }
         let state = tempfile::tempdir().expect("state");

@@ -3,7 +3,9 @@
 //! `FAILED`, unittest's `FAIL:`, cargo's `---- name stdout ----`, go's
 //! `--- FAIL`, node's `not ok`, jest's and vitest's `✕`/`×`) are kept
 //! apart too, so that the last lines of a long report cannot push them
-//! out; colours and other terminal escapes are taken out of every line.
+//! out, and so are the first lines saying the machine lacks a module or
+//! a command ([`prove_it_gate::lacking`]); colours and other terminal
+//! escapes are taken out of every line.
 
 use std::collections::VecDeque;
 
@@ -15,6 +17,9 @@ const LINE_CHARS: usize = 400;
 const LINE_BYTES: usize = 4 * LINE_CHARS;
 /// Lines naming failures kept apart, at most (the last ones seen).
 const NAMED_LINES: usize = 8;
+/// Lines saying something is missing kept apart, at most (the first ones
+/// seen: the first is the cause, the rest its echoes).
+const LACKING_LINES: usize = 2;
 
 /// Whether a line names a failing test, by a runner's own words.
 fn names_failure(line: &str) -> bool {
@@ -74,6 +79,7 @@ pub struct Tail {
     current: Vec<u8>,
     current_cut: bool,
     named: VecDeque<String>,
+    lacking: Vec<String>,
 }
 
 impl Tail {
@@ -142,8 +148,9 @@ impl Tail {
         for _ in 0..3 {
             let kept = &last[last.len() - keep..];
             named = self
-                .named
+                .lacking
                 .iter()
+                .chain(self.named.iter().filter(|n| !self.lacking.contains(n)))
                 .filter(|n| !kept.contains(n))
                 .cloned()
                 .collect();
@@ -163,6 +170,12 @@ impl Tail {
     }
 
     fn remember(&mut self, line: String) {
+        if self.lacking.len() < LACKING_LINES
+            && !self.lacking.contains(&line)
+            && prove_it_gate::lacking::lacking(&line).is_some()
+        {
+            self.lacking.push(line.clone());
+        }
         if names_failure(&line) {
             if self.named.len() == NAMED_LINES {
                 self.named.pop_front();
@@ -197,8 +210,23 @@ impl Tail {
 }
 
 /// A cheap look at a raw line's ends before it is decoded: whether it may
-/// be one [`names_failure`] takes (escapes can hide a start: then yes).
+/// be one [`names_failure`] or [`prove_it_gate::lacking`] takes (escapes
+/// can hide a start: then yes).
 fn may_name_failure(line: &[u8]) -> bool {
+    const LACKING: &[&[u8]] = &[
+        b"No module named ",
+        b"Cannot find ",
+        b"unrecognized arguments",
+        b"no such command",
+        b"no required module",
+    ];
+    if line.ends_with(b"not found")
+        || LACKING
+            .iter()
+            .any(|m| memchr::memmem::find(line, m).is_some())
+    {
+        return true;
+    }
     let start = line
         .iter()
         .position(|b| !b.is_ascii_whitespace())
@@ -259,6 +287,16 @@ mod tests {
         assert_eq!(slow.lines().last().map(String::as_str), Some("no line end"));
     }
 
+    /// The tail of `out`, read `size` bytes at a time.
+    fn read_in(out: &str, size: usize) -> Vec<String> {
+        let mut tail = Tail::default();
+        for chunk in out.as_bytes().chunks(size) {
+            tail.push(chunk);
+        }
+        tail.finish();
+        tail.lines()
+    }
+
     #[test]
     fn lines_naming_failures_stay_and_escapes_go() {
         let mut out = String::new();
@@ -270,12 +308,7 @@ mod tests {
         }
         out.push_str("# pass 0\n# fail 3\n");
         for size in [1, 64, out.len()] {
-            let mut tail = Tail::default();
-            for chunk in out.as_bytes().chunks(size) {
-                tail.push(chunk);
-            }
-            tail.finish();
-            let lines = tail.lines();
+            let lines = read_in(&out, size);
             assert_eq!(lines.len(), TAIL_LINES, "{lines:?}");
             assert_eq!(
                 &lines[..4],
@@ -290,6 +323,46 @@ mod tests {
             assert_eq!(lines.last().map(String::as_str), Some("# fail 3"));
             assert!(lines.iter().all(|l| !l.contains('\x1b')), "{lines:?}");
             assert!(lines.iter().any(|l| l == "  stack line 29"), "{lines:?}");
+        }
+    }
+
+    /// pytest's own report of a test module that cannot be imported, with
+    /// twelve failing tests after it: the line naming the missing module
+    /// stays, above the failures' names.
+    #[test]
+    fn the_line_saying_a_module_is_missing_stays() {
+        let mut out = String::from(
+            "______________ ERROR collecting tests/test_a.py ______________\n\
+             ImportError while importing test module '/tmp/pyx/tests/test_a.py'.\n\
+             tests/test_a.py:1: in <module>\n    import freezegun\n\
+             E   ModuleNotFoundError: No module named 'freezegun'\n",
+        );
+        for i in 1..=12 {
+            out.push_str(&format!(
+                "____ test_b{i} ____\n    def test_b{i}():\n>       assert {i} == 0\nE       assert {i} == 0\n"
+            ));
+        }
+        out.push_str(
+            "=========================== short test summary info ============================\n",
+        );
+        out.push_str("ERROR tests/test_a.py\n");
+        for i in 1..=12 {
+            out.push_str(&format!(
+                "FAILED tests/test_b{i}.py::test_b{i} - assert {i} == 0\n"
+            ));
+        }
+        out.push_str("12 failed, 1 error in 0.31s\n");
+        for size in [1, 64, out.len()] {
+            let lines = read_in(&out, size);
+            assert_eq!(lines.len(), TAIL_LINES, "{lines:?}");
+            assert_eq!(
+                lines[0], "E   ModuleNotFoundError: No module named 'freezegun'",
+                "reads of {size}: {lines:?}"
+            );
+            assert_eq!(
+                lines.last().map(String::as_str),
+                Some("12 failed, 1 error in 0.31s")
+            );
         }
     }
 

@@ -31,7 +31,7 @@ pub fn execute(dir: &Path, json: bool, skip: &[Kind]) -> ExitCode {
         Ok(code) => code,
         Err(e) => {
             copy::halt_if_interrupted();
-            eprintln!("prove-it canary: {e:#}");
+            errln!("prove-it canary: {e:#}");
             ExitCode::from(2)
         }
     }
@@ -99,7 +99,7 @@ fn capitalized(text: &str) -> String {
 fn run(dir: &Path, json: bool, skip: &[Kind]) -> Result<ExitCode> {
     let loaded = crate::settings::from_env();
     for note in &loaded.notes {
-        eprintln!("{note}");
+        errln!("{note}");
     }
     let timeout = Duration::from_secs(loaded.settings.timeout_secs);
     let repo = git::discover(dir).with_context(|| {
@@ -115,7 +115,7 @@ fn run(dir: &Path, json: bool, skip: &[Kind]) -> Result<ExitCode> {
         );
     }
     let found = stacks::detect(&repo);
-    let say = |line: &str| eprintln!("canary: {line}");
+    let say = |line: &str| errln!("canary: {line}");
     say(&format!("testing ./verify.sh of {}", repo.display()));
 
     copy::clean_up_on_signals()?;
@@ -143,7 +143,7 @@ fn run(dir: &Path, json: bool, skip: &[Kind]) -> Result<ExitCode> {
             "\nIf ./verify.sh passes in your own tree, the copy lacks something it needs: ignored folders (build output, caches) and large ignored files are not copied; node_modules, .venv and venv are linked.",
         );
         if json {
-            println!(
+            outln!(
                 "{}",
                 json!({
                     "repository": repo.display().to_string(),
@@ -297,7 +297,7 @@ fn print_json(repo: &Path, baseline: &VerifyRun, findings: &[Finding], notes: &[
         })
         .collect();
     let caught = findings.iter().filter(|f| f.caught()).count();
-    println!(
+    outln!(
         "{}",
         json!({
             "repository": repo.display().to_string(),
@@ -353,30 +353,30 @@ fn print_table(findings: &[Finding], notes: &[String]) {
             w1 = widths[1],
             w2 = widths[2]
         );
-        println!("{}", line.trim_end());
+        outln!("{}", line.trim_end());
     }
     for note in notes {
-        println!("note: {note}");
+        outln!("note: {note}");
     }
     let missed: Vec<String> = findings.iter().filter_map(Finding::meaning).collect();
-    println!();
+    outln!();
     if findings.is_empty() {
-        println!("No defect could be planted, so nothing is proven about verify.sh.");
+        outln!("No defect could be planted, so nothing is proven about verify.sh.");
     } else if missed.is_empty() {
-        println!(
+        outln!(
             "Every planted defect ({}) made verify.sh fail: its checks can fail.",
             findings.len()
         );
     } else {
-        println!(
+        outln!(
             "{} of {} planted defects made verify.sh fail. What the others mean:",
             findings.len() - missed.len(),
             findings.len()
         );
         for meaning in missed {
-            println!("- {meaning}.");
+            outln!("- {meaning}.");
         }
-        println!(
+        outln!(
             "Switch a check on in verify.sh (see it fail once on purpose first), then run `prove-it canary` again."
         );
     }
