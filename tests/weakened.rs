@@ -798,6 +798,50 @@ fn the_persons_own_git_config_environment_stays_in_the_replay() {
     );
 }
 
+/// A test method added to an existing test file, beside the fix, is
+/// judged as an added file is: no replay, and the note names the test.
+/// Once an old test changes too, the replay runs, and its note names both.
+#[test]
+fn tests_added_to_an_existing_file_are_named_and_need_no_replay() {
+    const ADDED: Edit = Edit::Replace(
+        "tests/test_calc.py",
+        "    def test_greet(self):",
+        "    def test_zero(self):\n        self.assertEqual(add(0, 0), 0)\n\n    def test_greet(self):",
+    );
+    let sb = Sandbox::new();
+    let repo = project(&sb, UNITTEST_FILES, UNITTEST_VERIFY);
+    repo.start("s");
+    apply(&repo, &[FIX, ADDED]);
+    let out = repo.stop("s", false);
+    out.assert_verified();
+    let said = out.message();
+    assert!(
+        said.contains("tests added only") && said.contains("tests added: `test_zero`"),
+        "{out}"
+    );
+    assert!(!said.contains("replayed"), "{out}");
+
+    let sb = Sandbox::new();
+    let repo = project(&sb, UNITTEST_FILES, UNITTEST_VERIFY);
+    repo.start("s");
+    apply(
+        &repo,
+        &[
+            FIX,
+            ADDED,
+            Edit::Replace("tests/test_calc.py", "add(2, 3), 5", "add(3, 3), 6"),
+        ],
+    );
+    let out = repo.stop("s", false);
+    out.assert_verified();
+    let said = out.message();
+    assert!(said.contains("pass too (replayed in"), "{out}");
+    assert!(
+        said.contains("tests added: `test_zero`") && said.contains("tests modified: `test_add`"),
+        "{out}"
+    );
+}
+
 #[test]
 fn the_list_is_pinned_at_the_session_start() {
     let sb = Sandbox::new();

@@ -435,20 +435,26 @@ pub struct GitConfigChange {
 
 impl CheckChanges {
     /// Whether the session's changes to its checks could have made
-    /// `verify.sh` pass: anything but added tests (adding a test never
-    /// weakens; adding configuration or a hook, or changing git's
-    /// configuration of the checks, can).
+    /// `verify.sh` pass: anything but added tests, in new files or as whole
+    /// new tests in a file ([`CheckChange::tests_added_only`]) (adding a
+    /// test never weakens; adding configuration or a hook, or changing
+    /// git's configuration of the checks, can).
     pub fn replay_needed(&self) -> bool {
         !self.git_config.is_empty()
             || self.files.iter().any(|f| {
-                !(f.change == FileChange::Added
-                    && matches!(f.kind, CheckKind::Test | CheckKind::Inline))
+                let added = f.change == FileChange::Added
+                    && matches!(f.kind, CheckKind::Test | CheckKind::Inline);
+                let added_to = f.change == FileChange::Modified
+                    && f.kind == CheckKind::Test
+                    && f.tests_added_only
+                    && f.evidence.is_empty();
+                !(added || added_to)
             })
     }
 }
 
 /// One check the session changed.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct CheckChange {
     /// Relative to the repository root, `/`-separated.
     pub path: String,
@@ -458,12 +464,26 @@ pub struct CheckChange {
     /// assertions removed, runner options...); empty when nothing stands out.
     #[serde(default)]
     pub evidence: Vec<String>,
+    /// The tests this file gained, by name. Optional (a host may leave it
+    /// empty), as are the two fields below.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub tests_added: Vec<String>,
+    /// The tests of the session's start whose lines changed, by name.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub tests_modified: Vec<String>,
+    /// A test file that only gained whole new tests: no line of it was
+    /// removed or changed, each addition is a complete test of a new name
+    /// between other definitions, and no evidence stands out. It never
+    /// weakens the checks, as an added test file never does.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub tests_added_only: bool,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum CheckKind {
     /// A test file (test folders, snapshots, test data).
+    #[default]
     Test,
     /// Runner, linter or type-checker configuration, a hook, `verify.sh`.
     Config,
@@ -473,10 +493,11 @@ pub enum CheckKind {
     Inline,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum FileChange {
     Added,
+    #[default]
     Modified,
     Deleted,
 }

@@ -936,6 +936,20 @@ fn tests_said(n: usize) -> String {
     }
 }
 
+/// Test names, quoted, the first 10 of them.
+fn names_said(names: &[String]) -> String {
+    let mut said = names
+        .iter()
+        .take(10)
+        .map(|n| format!("`{n}`"))
+        .collect::<Vec<_>>()
+        .join(", ");
+    if names.len() > 10 {
+        said.push_str(&format!(" and {} more", names.len() - 10));
+    }
+    said
+}
+
 /// Two notes as one, each on its own lines.
 fn join_notes(a: Option<String>, b: Option<String>) -> Option<String> {
     match (a, b) {
@@ -1007,6 +1021,14 @@ fn judge_checks_changed(
         let mut note = format!(
             "prove-it: checks changed: {count}, tests added only (adding tests never weakens the checks)."
         );
+        let added: Vec<String> = changes
+            .files
+            .iter()
+            .flat_map(|f| f.tests_added.iter().cloned())
+            .collect();
+        if !added.is_empty() {
+            note.push_str(&format!("\n  tests added: {}", names_said(&added)));
+        }
         if let Some(code) = code_note {
             note.push('\n');
             note.push_str(&code);
@@ -1279,6 +1301,14 @@ fn file_lines(changes: &CheckChanges, suspect: bool) -> Vec<String> {
         lines.push(format!("`{}` ({kind}, {change})", f.path));
         for e in &f.evidence {
             lines.push(format!("  - {e}"));
+        }
+        for (what, names) in [
+            ("tests added", &f.tests_added),
+            ("tests modified", &f.tests_modified),
+        ] {
+            if !names.is_empty() && f.change != FileChange::Deleted {
+                lines.push(format!("  - {what}: {}", names_said(names)));
+            }
         }
     }
     for g in &changes.git_config {

@@ -178,6 +178,7 @@ fn skipped_test() -> CheckChanges {
             kind: CheckKind::Test,
             change: FileChange::Modified,
             evidence: vec!["skip marker added: `@pytest.mark.skip`".into()],
+            ..Default::default()
         }],
         base: Some("0123456789abcdef".into()),
         ..CheckChanges::default()
@@ -839,6 +840,7 @@ fn a_replay_that_fails_only_on_tests_that_passed_at_the_start_is_a_behaviour_cha
             kind: crate::abi::CheckKind::Test,
             change: crate::abi::FileChange::Modified,
             evidence: vec!["assertion changed: `a` -> `b`".into()],
+            ..Default::default()
         }],
         base: Some("0123456789abcdef".into()),
         ..CheckChanges::default()
@@ -899,6 +901,7 @@ fn with_as_many_failures_at_the_start_as_the_tail_names_other_tests_cannot_be_to
             kind: crate::abi::CheckKind::Test,
             change: crate::abi::FileChange::Modified,
             evidence: vec!["assertion changed: `a` -> `b`".into()],
+            ..Default::default()
         }],
         ..CheckChanges::default()
     });

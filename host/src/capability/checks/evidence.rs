@@ -408,63 +408,221 @@ fn config_line(lang: Lang, line: &str) -> Option<&'static str> {
 
 /// The names of the test functions in `text`.
 fn test_names(lang: Lang, text: &str) -> BTreeSet<String> {
-    let mut names = BTreeSet::new();
+    let mut after_test_attr = false;
+    text.lines()
+        .filter_map(|line| test_name(lang, line, &mut after_test_attr))
+        .collect()
+}
+
+/// The test that `line` starts, if it starts one. `after_test_attr` carries
+/// Rust's `#[test]` from one line to the next.
+fn test_name(lang: Lang, line: &str, after_test_attr: &mut bool) -> Option<String> {
     let word = |s: &str| -> String {
         s.chars()
             .take_while(|c| c.is_alphanumeric() || *c == '_')
             .collect()
     };
-    let mut after_test_attr = false;
-    for line in text.lines() {
-        let t = line.trim_start();
-        match lang {
-            Lang::Python => {
-                let t = t.strip_prefix("async ").unwrap_or(t);
-                if let Some(rest) = t.strip_prefix("def test") {
-                    names.insert(format!("test{}", word(rest)));
-                }
+    let t = line.trim_start();
+    match lang {
+        Lang::Python => {
+            let t = t.strip_prefix("async ").unwrap_or(t);
+            t.strip_prefix("def test")
+                .map(|rest| format!("test{}", word(rest)))
+        }
+        Lang::Go => ["func Test", "func Example", "func Fuzz", "func Benchmark"]
+            .iter()
+            .find_map(|prefix| {
+                t.strip_prefix(prefix)
+                    .map(|rest| format!("{}{}", &prefix[5..], word(rest)))
+            }),
+        Lang::Rust => {
+            if t.starts_with("#[test]") || t.starts_with("#[tokio::test") {
+                *after_test_attr = true;
+                None
+            } else if *after_test_attr && let Some(pos) = t.find("fn ") {
+                *after_test_attr = false;
+                Some(word(&t[pos + 3..]))
+            } else {
+                None
             }
-            Lang::Go => {
-                for prefix in ["func Test", "func Example", "func Fuzz", "func Benchmark"] {
-                    if let Some(rest) = t.strip_prefix(prefix) {
-                        names.insert(format!("{}{}", &prefix[5..], word(rest)));
-                    }
-                }
-            }
-            Lang::Rust => {
-                if t.starts_with("#[test]") || t.starts_with("#[tokio::test") {
-                    after_test_attr = true;
-                } else if after_test_attr && let Some(pos) = t.find("fn ") {
-                    names.insert(word(&t[pos + 3..]));
-                    after_test_attr = false;
-                }
-            }
-            Lang::Script => {
-                for call in [
-                    "it(",
-                    "test(",
-                    "it.only(",
-                    "test.only(",
-                    "it.skip(",
-                    "test.skip(",
-                ] {
-                    if let Some(rest) = t.strip_prefix(call) {
-                        let rest = rest.trim_start();
-                        if let Some(q) = rest
-                            .chars()
-                            .next()
-                            .filter(|c| matches!(c, '\'' | '"' | '`'))
-                            && let Some(end) = rest[1..].find(q)
-                        {
-                            names.insert(rest[1..1 + end].to_string());
-                        }
-                    }
-                }
-            }
-            Lang::Other => {}
+        }
+        Lang::Script => [
+            "it(",
+            "test(",
+            "it.only(",
+            "test.only(",
+            "it.skip(",
+            "test.skip(",
+        ]
+        .iter()
+        .find_map(|call| {
+            let rest = t.strip_prefix(call)?.trim_start();
+            let q = rest
+                .chars()
+                .next()
+                .filter(|c| matches!(c, '\'' | '"' | '`'))?;
+            let end = rest[1..].find(q)?;
+            Some(rest[1..1 + end].to_string())
+        }),
+        Lang::Other => None,
+    }
+}
+
+/// What a modified test file's diff did to its tests, by name.
+#[derive(Debug, Default, PartialEq, Eq)]
+pub struct TestChanges {
+    /// Tests it gained.
+    pub added: Vec<String>,
+    /// Tests of the old file with a line removed or changed, or a line
+    /// added inside them.
+    pub modified: Vec<String>,
+    /// Nothing but whole new tests added ([`added_only`]).
+    pub added_only: bool,
+}
+
+/// The tests a modified test file gained and changed, and whether it only
+/// gained whole new ones.
+pub fn test_changes(path: &str, old: &str, new: &str) -> TestChanges {
+    let lang = lang(path);
+    if lang == Lang::Other {
+        return TestChanges::default();
+    }
+    let (before, after) = (test_names(lang, old), test_names(lang, new));
+    let added: Vec<String> = after.difference(&before).cloned().collect();
+    let (a, b) = (lines(old), lines(new));
+    let hunks = hunks_at(old, new);
+    let mut modified = BTreeSet::new();
+    for (gone, came) in &hunks {
+        for (i, _) in gone {
+            modified.extend(enclosing_test(lang, &a, *i));
+        }
+        // A line added inside an old test changes it (a new test's own
+        // lines are inside that new test, which is no old one).
+        for (i, _) in came {
+            modified.extend(enclosing_test(lang, &b, *i).filter(|n| before.contains(n)));
         }
     }
-    names
+    modified.retain(|n| after.contains(n) && !added.contains(n));
+    let added_only = !added.is_empty()
+        && hunks
+            .iter()
+            .all(|(gone, came)| gone.is_empty() && whole_tests(lang, &b, came, &before));
+    TestChanges {
+        added,
+        modified: modified.into_iter().collect(),
+        added_only,
+    }
+}
+
+/// Indentation, in characters (a tab counts as one: files mix rarely).
+fn indent(line: &str) -> usize {
+    line.len() - line.trim_start().len()
+}
+
+/// The test whose definition holds line `at` of `text`: going up from
+/// it, the first line that starts a test, if it is `at` itself or is less
+/// indented than every line met on the way (a less indented line that
+/// starts no test, such as a helper's `def`, moves the bar up with it).
+fn enclosing_test(lang: Lang, text: &[&str], at: usize) -> Option<String> {
+    let mut depth = indent(text.get(at)?);
+    for i in (0..=at).rev() {
+        let line = text[i];
+        if line.trim().is_empty() {
+            continue;
+        }
+        let mut attr = lang == Lang::Rust
+            && text[..i]
+                .iter()
+                .rev()
+                .find(|l| !l.trim().is_empty())
+                .is_some_and(|l| {
+                    let t = l.trim_start();
+                    t.starts_with("#[test]") || t.starts_with("#[tokio::test")
+                });
+        if let Some(name) = test_name(lang, line, &mut attr) {
+            return (i == at || indent(line) < depth).then_some(name);
+        }
+        depth = depth.min(indent(line));
+    }
+    None
+}
+
+/// Whether the lines `came` (all added, none removed, at their place in
+/// `new`) are whole new tests and nothing else: each block starts a test
+/// of a name `old` did not have (Python: after at most a
+/// `@pytest.mark.parametrize` line), every other line is blank, deeper
+/// than that start, or the block's closing brace at its depth; the line
+/// after the block is blank, the end, or no deeper than its start; the
+/// line before it is no decorator or attribute (the new test would take
+/// it from the old one). Go's `TestMain` runs instead of every test: never
+/// counted as a test.
+fn whole_tests(lang: Lang, new: &[&str], came: &[(usize, &str)], old: &BTreeSet<String>) -> bool {
+    let Some(&(first, _)) = came.first() else {
+        return false;
+    };
+    let last = came.last().map_or(first, |(i, _)| *i);
+    if came.iter().enumerate().any(|(k, (i, _))| *i != first + k) {
+        return false;
+    }
+    let above = new[..first].iter().rev().find(|l| !l.trim().is_empty());
+    if above.is_some_and(|l| {
+        let t = l.trim_start();
+        t.starts_with('@') || t.starts_with("#[")
+    }) {
+        return false;
+    }
+    let Some(&(_, start)) = came.iter().find(|(_, l)| !l.trim().is_empty()) else {
+        return false;
+    };
+    let depth = indent(start);
+    let braces = lang != Lang::Python;
+    let mut attr = false;
+    let mut in_test = false;
+    let mut names = BTreeSet::new();
+    let mut last_code = "";
+    for (_, line) in came {
+        let t = line.trim();
+        if t.is_empty() {
+            continue;
+        }
+        last_code = line;
+        if indent(line) > depth {
+            if !in_test {
+                return false;
+            }
+            continue;
+        }
+        if indent(line) < depth {
+            return false;
+        }
+        if lang == Lang::Rust && t == "#[test]" {
+            attr = true;
+            continue;
+        }
+        if lang == Lang::Python && t.starts_with("@pytest.mark.parametrize") {
+            continue;
+        }
+        if braces && matches!(t, "}" | "})" | "});" | "})," | "},") {
+            in_test = false;
+            continue;
+        }
+        match test_name(lang, line, &mut attr) {
+            Some(name)
+                if !old.contains(&name)
+                    && names.insert(name.clone())
+                    && name != "TestMain"
+                    && (lang != Lang::Script || t.starts_with("it(") || t.starts_with("test(")) =>
+            {
+                in_test = true;
+            }
+            _ => return false,
+        }
+    }
+    if braces && !matches!(last_code.trim(), "}" | "})" | "});") {
+        return false;
+    }
+    let below = new[last + 1..].iter().find(|l| !l.trim().is_empty());
+    below.is_none_or(|l| indent(l) <= depth)
 }
 
 /// The changed lines as (removed, added) pairs, one per hunk.
@@ -870,5 +1028,103 @@ mod tests {
         let e = of_code(Some("import os\n"), "import os  # noqa: F401\n");
         assert!(says(&e, "lint suppression added"), "{e:?}");
         assert!(of_code(Some("x = 1\n"), "x = 2\n").is_empty());
+    }
+
+    /// Whole new tests added between other definitions are told apart from
+    /// every addition that changes an old test or the file's run: a line
+    /// in an old test's body, a name taken twice (Python's second
+    /// definition replaces the first), a decorator taken from an old test,
+    /// Go's `TestMain`, a test's `only`.
+    #[test]
+    fn whole_new_tests_are_told_from_changes_to_old_ones() {
+        let py = "import calc\n\n\ndef test_add():\n    assert calc.add(2, 3) == 5\n\n\ndef test_sub():\n    assert calc.sub(3, 2) == 1\n";
+        let case = |path: &str, old: &str, new: &str| test_changes(path, old, new);
+
+        let appended =
+            format!("{py}\n\ndef test_mul():\n    x = 2\n    assert calc.mul(x, 3) == 6\n");
+        let t = case("tests/test_calc.py", py, &appended);
+        assert_eq!(
+            (t.added.clone(), t.added_only),
+            (vec!["test_mul".to_string()], true),
+            "{t:?}"
+        );
+        assert!(t.modified.is_empty(), "{t:?}");
+
+        let between = py.replace(
+            "\n\ndef test_sub",
+            "\n\n@pytest.mark.parametrize(\"a\", [1, 2])\ndef test_one(a):\n    assert a\n\n\ndef test_sub",
+        );
+        assert!(case("tests/test_calc.py", py, &between).added_only);
+
+        // A line added in an old test's body: that test modified.
+        let inside = py.replace(
+            "def test_add():\n",
+            "def test_add():\n    return\n\n\ndef test_new():\n    assert True\n",
+        );
+        let t = case("tests/test_calc.py", py, &inside);
+        assert!(!t.added_only, "{t:?}");
+        let returned = py.replace("def test_add():\n", "def test_add():\n    return\n");
+        let t = case("tests/test_calc.py", py, &returned);
+        assert_eq!(t.modified, vec!["test_add".to_string()], "{t:?}");
+        assert!(!t.added_only);
+
+        // The same name again replaces the old test.
+        let twice = format!("{py}\n\ndef test_add():\n    assert True\n");
+        assert!(!case("tests/test_calc.py", py, &twice).added_only);
+
+        // Between an old decorator and its test.
+        let deco = py.replace("def test_sub", "@pytest.mark.slow\ndef test_sub");
+        let stolen = deco.replace(
+            "@pytest.mark.slow\n",
+            "@pytest.mark.slow\ndef test_new():\n    assert True\n\n\n",
+        );
+        assert!(!case("tests/test_calc.py", &deco, &stolen).added_only);
+
+        // Module-level code is not a test.
+        let module = format!("{py}\ncalc.add = lambda a, b: 5\n");
+        assert!(!case("tests/test_calc.py", py, &module).added_only);
+
+        // A changed assertion: modified, nothing added.
+        let changed = py.replace("== 5", "== 6");
+        let t = case("tests/test_calc.py", py, &changed);
+        assert_eq!(
+            (t.modified.clone(), t.added_only),
+            (vec!["test_add".to_string()], false)
+        );
+
+        // unittest: a method added to the class.
+        let ut = "class CalcTest(unittest.TestCase):\n    def test_add(self):\n        self.assertEqual(add(2, 3), 5)\n";
+        let more =
+            format!("{ut}\n    def test_zero(self):\n        self.assertEqual(add(0, 0), 0)\n");
+        assert!(case("tests/test_calc.py", ut, &more).added_only);
+
+        // Go: a new test function; TestMain never.
+        let go = "package calc\n\nimport \"testing\"\n\nfunc TestAdd(t *testing.T) {\n\tif Add(2, 3) != 5 {\n\t\tt.Fatal(\"no\")\n\t}\n}\n";
+        let more = format!(
+            "{go}\nfunc TestSub(t *testing.T) {{\n\tif Sub(3, 2) != 1 {{\n\t\tt.Fatal(\"no\")\n\t}}\n}}\n"
+        );
+        assert!(case("calc_test.go", go, &more).added_only);
+        let main = format!("{go}\nfunc TestMain(m *testing.M) {{\n\tos.Exit(0)\n}}\n");
+        assert!(!case("calc_test.go", go, &main).added_only);
+
+        // JavaScript: `it(` inside a describe; `it.only(` never.
+        let js = "describe('add', () => {\n  it('adds', () => {\n    expect(add(2, 3)).toBe(5);\n  });\n});\n";
+        let more = js.replace(
+            "  });\n});",
+            "  });\n\n  it('adds zero', () => {\n    expect(add(0, 0)).toBe(0);\n  });\n});",
+        );
+        let t = case("test/add.test.js", js, &more);
+        assert_eq!(
+            (t.added.clone(), t.added_only),
+            (vec!["adds zero".to_string()], true),
+            "{t:?}"
+        );
+        let only = more.replace("it('adds zero'", "it.only('adds zero'");
+        assert!(!case("test/add.test.js", js, &only).added_only);
+
+        // Rust: a new #[test] fn.
+        let rs = "#[test]\nfn adds() {\n    assert_eq!(add(2, 3), 5);\n}\n";
+        let more = format!("{rs}\n#[test]\nfn adds_zero() {{\n    assert_eq!(add(0, 0), 0);\n}}\n");
+        assert!(case("tests/add.rs", rs, &more).added_only);
     }
 }

@@ -711,12 +711,27 @@ fn compare(
             (CheckKind::Inline, evidence, class)
         }
     };
+    // What the diff did to the tests, by name: said in the notes, and a
+    // test file that only gained whole new tests is judged as an added
+    // one (no replay).
+    let tests = match (kind, old, new) {
+        (CheckKind::Test | CheckKind::Inline, Some(old), Some(new)) if readable => {
+            evidence::test_changes(path, old, new)
+        }
+        (CheckKind::Test | CheckKind::Inline, None, Some(new)) if readable => {
+            evidence::test_changes(path, "", new)
+        }
+        _ => evidence::TestChanges::default(),
+    };
     Some(Found {
         change: CheckChange {
             path: path.to_string(),
             kind,
             change,
+            tests_added_only: tests.added_only && kind == CheckKind::Test && evidence.is_empty(),
             evidence,
+            tests_added: tests.added,
+            tests_modified: tests.modified,
         },
         class,
         start,
