@@ -229,9 +229,41 @@ pub fn of_file(path: &str, old: Option<&str>, new: Option<&str>, test_file: bool
                 }
             }
         }
-        (Some(old), Some(new)) => out = of_change(lang, path, old, new),
+        (Some(old), Some(new)) => {
+            out = of_change(lang, path, old, new);
+            if out.is_empty() && !test_file {
+                out = lines_changed(old, new);
+            }
+        }
     }
     cap(out)
+}
+
+/// Configuration changed in a way no rule names: its first changed lines,
+/// as they were and are, so that a report always shows what changed.
+fn lines_changed(old: &str, new: &str) -> Vec<String> {
+    let code = |l: &&str| {
+        let t = l.trim();
+        !t.is_empty() && !t.starts_with('#') && !t.starts_with("//")
+    };
+    let mut out = Vec::new();
+    for (gone, came) in hunks(old, new) {
+        let gone: Vec<&str> = gone.into_iter().filter(code).collect();
+        let came: Vec<&str> = came.into_iter().filter(code).collect();
+        for k in 0..gone.len().max(came.len()) {
+            out.push(match (gone.get(k), came.get(k)) {
+                (Some(was), Some(now)) => format!("line changed: {} -> {}", quote(was), quote(now)),
+                (Some(was), None) => format!("line removed: {}", quote(was)),
+                (None, Some(now)) => format!("line added: {}", quote(now)),
+                (None, None) => continue,
+            });
+        }
+        if out.len() >= 3 {
+            break;
+        }
+    }
+    out.truncate(3);
+    out
 }
 
 /// Evidence in a file that is not a check: only the lint suppressions it
@@ -1126,5 +1158,25 @@ mod tests {
         let rs = "#[test]\nfn adds() {\n    assert_eq!(add(2, 3), 5);\n}\n";
         let more = format!("{rs}\n#[test]\nfn adds_zero() {{\n    assert_eq!(add(0, 0), 0);\n}}\n");
         assert!(case("tests/add.rs", rs, &more).added_only);
+    }
+
+    /// A configuration change no rule names still shows what changed.
+    #[test]
+    fn configuration_changed_otherwise_shows_its_lines() {
+        let e = of_file(
+            "tests/conftest.py",
+            Some("import sys\n\nsys.path.insert(0, \"docs\")\n"),
+            Some("import sys\n\nsys.path.insert(0, \"docs/usage\")\n"),
+            false,
+        );
+        assert_eq!(
+            e,
+            vec![
+                "line changed: `sys.path.insert(0, \"docs\")` -> `sys.path.insert(0, \"docs/usage\")`"
+            ]
+        );
+        // A test file's changes have rules of their own.
+        let e = of_file("tests/test_a.py", Some("x = 1\n"), Some("x = 2\n"), true);
+        assert!(e.is_empty(), "{e:?}");
     }
 }
