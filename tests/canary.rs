@@ -562,15 +562,7 @@ fn python_checks_are_proven_to_fail() {
         "verify.sh",
         &text.replace("\nruff check --no-fix .\n", "\nruff check .\n"),
     );
-    let (code, report, output) = canary(&sandbox, &repo, &["--json"]);
-    assert_eq!(code, 1, "{output}");
-    let lint = report["defects"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|d| d["kind"] == "lint")
-        .expect("a lint defect");
-    assert_eq!(lint["caught"], false, "{output}");
+    let (lint, output) = the_lint_defect_not_caught(&sandbox, &repo);
     assert_eq!(lint["rewritten"], true, "{output}");
     let meaning = lint["meaning"].as_str().unwrap_or_default();
     assert!(
@@ -578,6 +570,36 @@ fn python_checks_are_proven_to_fail() {
         "{meaning}"
     );
 }
+
+/// The canary's run whose lint defect is not caught (exit 1): that
+/// defect's record, and all the canary said.
+fn the_lint_defect_not_caught(sandbox: &Sandbox, repo: &Repo) -> (Value, String) {
+    let (code, report, output) = canary(sandbox, repo, &["--json"]);
+    assert_eq!(code, 1, "{output}");
+    let lint = report["defects"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|d| d["kind"] == "lint")
+        .expect("a lint defect")
+        .clone();
+    assert_eq!(lint["caught"], false, "{output}");
+    (lint, output)
+}
+
+/// The Node fixtures' linter configuration, source and test.
+const NODE_ESLINT: (&str, &str) = (
+    "eslint.config.js",
+    "export default [{ rules: { \"no-debugger\": \"error\" } }];\n",
+);
+const NODE_ADD: (&str, &str) = (
+    "src/add.js",
+    "/**\n * @param {number} a\n * @param {number} b\n */\nexport function add(a, b) {\n  return a + b;\n}\n",
+);
+const NODE_ADD_TEST: (&str, &str) = (
+    "test/add.test.js",
+    "import { test } from \"node:test\";\nimport assert from \"node:assert/strict\";\nimport { add } from \"../src/add.js\";\n\ntest(\"adds\", () => {\n  assert.equal(add(2, 2), 4);\n});\n",
+);
 
 #[test]
 #[ignore = "slow suite: node --test, tsc and eslint in the canary's copies (./verify.sh --full)"]
@@ -596,18 +618,9 @@ fn node_checks_are_proven_to_fail() {
                 "tsconfig.json",
                 r#"{"compilerOptions": {"allowJs": true, "checkJs": true, "noEmit": true, "strict": true, "module": "nodenext", "target": "es2022", "types": []}, "include": ["src"]}"#,
             ),
-            (
-                "eslint.config.js",
-                "export default [{ rules: { \"no-debugger\": \"error\" } }];\n",
-            ),
-            (
-                "src/add.js",
-                "/**\n * @param {number} a\n * @param {number} b\n */\nexport function add(a, b) {\n  return a + b;\n}\n",
-            ),
-            (
-                "test/add.test.js",
-                "import { test } from \"node:test\";\nimport assert from \"node:assert/strict\";\nimport { add } from \"../src/add.js\";\n\ntest(\"adds\", () => {\n  assert.equal(add(2, 2), 4);\n});\n",
-            ),
+            NODE_ESLINT,
+            NODE_ADD,
+            NODE_ADD_TEST,
             (".gitignore", "node_modules\n"),
         ],
     );
@@ -621,6 +634,78 @@ fn node_checks_are_proven_to_fail() {
         &["npx tsc", "npm run lint"],
         &["whitespace", "test", "type", "lint"],
         &["test"],
+    );
+}
+
+/// A project with its build output tracked in `lib/` beside `src/` (as
+/// unjs/defu has it): the canary plants where tsconfig's `include` and the
+/// lint script look (`src/`), never in `lib/` or a declaration file; a
+/// defect that a check already in verify.sh lets through is said as that
+/// check not covering the file, and no check is advised that is on.
+#[test]
+#[ignore = "slow suite: tsc and eslint in the canary's copies (./verify.sh --full)"]
+fn a_project_with_build_output_beside_src_is_planted_where_its_checks_look() {
+    let tools = stack_tools();
+    let sandbox = Sandbox::new();
+    let repo = project(
+        &sandbox,
+        "lib",
+        &[
+            (
+                "package.json",
+                r#"{"name": "lib", "version": "1.0.0", "type": "module", "main": "./lib/add.cjs", "scripts": {"test": "node --test", "lint": "eslint src"}}"#,
+            ),
+            (
+                "tsconfig.json",
+                "{\n  // what tsc checks\n  \"compilerOptions\": {\"allowJs\": true, \"checkJs\": true, \"noEmit\": true, \"strict\": true, \"module\": \"nodenext\", \"target\": \"es2022\", \"types\": [],},\n  \"include\": [\"src\"],\n}\n",
+            ),
+            NODE_ESLINT,
+            ("lib/add.cjs", "module.exports.add = (a, b) => a + b;\n"),
+            (
+                "lib/add.d.cts",
+                "export declare function add(a: number, b: number): number;\n",
+            ),
+            NODE_ADD,
+            NODE_ADD_TEST,
+            (".gitignore", "node_modules\n"),
+        ],
+    );
+    std::os::unix::fs::symlink(tools.join("node/node_modules"), repo.path("node_modules"))
+        .expect("node_modules");
+    switch_on(&repo, &["npm test", "npx tsc", "npm run lint"]);
+    let (code, report, output) = canary(&sandbox, &repo, &["--json"]);
+    assert_eq!(code, 0, "{output}");
+    for defect in report["defects"].as_array().unwrap() {
+        if matches!(defect["kind"].as_str(), Some("type" | "lint")) {
+            assert!(
+                defect["file"]
+                    .as_str()
+                    .is_some_and(|f| f.starts_with("src/")),
+                "{} planted outside what the checks cover: {output}",
+                defect["kind"]
+            );
+        }
+    }
+
+    // The linter runs, but on lib/ only: said as such, nothing advised.
+    let text = std::fs::read_to_string(repo.path("verify.sh")).unwrap();
+    repo.write(
+        "verify.sh",
+        &text.replace("\nnpm run lint", "\nnpx eslint lib"),
+    );
+    let (lint, output) = the_lint_defect_not_caught(&sandbox, &repo);
+    assert!(
+        lint["meaning"].as_str().is_some_and(|m| m
+            .contains("although it runs `npx eslint lib`: that check does not cover `src/add.js`")),
+        "{output}"
+    );
+    let out = canary_command(&sandbox, &repo, &[])
+        .output()
+        .expect("canary");
+    let said = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        !said.contains("Switch a check on") && said.contains("already run"),
+        "{said}"
     );
 }
 

@@ -67,6 +67,10 @@ pub struct Defect {
     pub file: String,
     /// The check `init` offers for this stack that would catch it.
     pub check: Option<String>,
+    /// The line of `verify.sh` that already runs a check of this kind, if
+    /// one does: then a defect it lets through is in a file that check
+    /// does not cover, and switching it on is no advice.
+    pub on: Option<String>,
     edit: Edit,
 }
 
@@ -260,7 +264,12 @@ impl Files {
 
 /// Every defect to plant in `files` for `stacks`, leaving out `skip`; and
 /// a note for each stack the canary has no defects for.
-pub fn plan(files: &Files, stacks: &[Stack], skip: &[Kind]) -> (Vec<Defect>, Vec<String>) {
+pub fn plan(
+    files: &Files,
+    stacks: &[Stack],
+    skip: &[Kind],
+    verify: &str,
+) -> (Vec<Defect>, Vec<String>) {
     let mut defects = Vec::new();
     let mut notes = Vec::new();
     if let Some(file) = whitespace_target(files, stacks) {
@@ -269,6 +278,7 @@ pub fn plan(files: &Files, stacks: &[Stack], skip: &[Kind]) -> (Vec<Defect>, Vec
             stack: None,
             file,
             check: Some("git diff --check".into()),
+            on: running(verify, &["git diff --check"]),
             edit: Edit::TrailingSpaces,
         });
     } else {
@@ -294,7 +304,10 @@ pub fn plan(files: &Files, stacks: &[Stack], skip: &[Kind]) -> (Vec<Defect>, Vec
                 stack.name
             ));
         }
-        defects.extend(planted);
+        defects.extend(planted.into_iter().map(|mut d| {
+            d.on = running(verify, check_words(stack.key, d.kind));
+            d
+        }));
     }
     defects.retain(|d| !skip.contains(&d.kind));
     (defects, notes)
@@ -306,8 +319,48 @@ fn defect(kind: Kind, stack: &Stack, file: &str, check: Option<String>, edit: Ed
         stack: Some(stack.name.clone()),
         file: file.to_string(),
         check,
+        on: None,
         edit,
     }
+}
+
+/// Words in a `verify.sh` line that show a check of `kind` runs for the
+/// stack `key`.
+fn check_words(key: &str, kind: Kind) -> &'static [&'static str] {
+    match (key, kind) {
+        ("node", Kind::Test) => &["vitest", "jest", "mocha", "node --test", "ava"],
+        ("node", Kind::Type) => &["tsc", "tsgo", "vue-tsc"],
+        ("node", Kind::Lint) => &[
+            "eslint",
+            "oxlint",
+            "biome",
+            "run lint",
+            "pnpm lint",
+            "yarn lint",
+        ],
+        ("python", Kind::Test) => &["pytest", "unittest"],
+        ("python", Kind::Type) => &["mypy", "pyright"],
+        ("python", Kind::Lint) => &["ruff check", "flake8", "pylint"],
+        ("rust", Kind::Test) => &["cargo test", "cargo nextest"],
+        ("rust", Kind::Type) => &["cargo check", "cargo build", "cargo test", "cargo clippy"],
+        ("rust", Kind::Lint) => &["clippy"],
+        ("rust", Kind::Format) => &["fmt"],
+        ("go", Kind::Test) | ("go", Kind::Type) => &["go test", "go build", "go vet"],
+        ("go", Kind::Lint) => &["go vet", "staticcheck", "golangci-lint"],
+        ("go", Kind::Format) => &["gofmt", "gofumpt"],
+        _ => &[],
+    }
+}
+
+/// The first line of `verify` that is not a comment and holds one of
+/// `words`, trimmed.
+fn running(verify: &str, words: &[&str]) -> Option<String> {
+    verify
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.starts_with('#'))
+        .find(|l| words.iter().any(|w| l.contains(w)))
+        .map(str::to_string)
 }
 
 /// The first of the stack's checks that contains `needle`.
@@ -545,10 +598,18 @@ fn node_test(path: &str) -> bool {
             || under(path, &["test", "tests", "__tests__"]))
 }
 
+/// A TypeScript declaration file (`.d.ts`, `.d.mts`, `.d.cts`): types
+/// only, often generated, and skipped by `skipLibCheck`.
+fn is_declaration(name: &str) -> bool {
+    [".d.ts", ".d.mts", ".d.cts"]
+        .iter()
+        .any(|ext| name.ends_with(ext))
+}
+
 fn node_source(path: &str) -> bool {
     let name = file_name(path);
     NODE_EXTENSIONS.contains(&extension(path))
-        && !name.ends_with(".d.ts")
+        && !is_declaration(name)
         && !name.contains(".config.")
         && !name.starts_with('.')
         && !node_test(path)
@@ -592,14 +653,34 @@ fn node(files: &Files, stack: &Stack) -> Vec<Defect> {
         )),
     ));
     let sources = files.find(node_source);
-    let in_src = |p: &str| p.starts_with("src/") || p.starts_with("lib/");
-    let first = |keep: &dyn Fn(&str) -> bool| {
+    // Where the checks look: tsconfig's `include`/`files` for tsc, the
+    // lint script's paths for the linter (`None`: not known, anywhere).
+    // Among the files a check covers, `src/` first, then `lib/` (often
+    // build output beside `src/`), then the rest.
+    let tsc_covers = files
+        .read("tsconfig.json")
+        .and_then(|t| tsconfig_covers(&t));
+    let lint_covers = files
+        .read("package.json")
+        .and_then(|t| lint_script_paths(&t));
+    let rank = |p: &str| {
+        if p.starts_with("src/") {
+            0
+        } else if p.starts_with("lib/") {
+            1
+        } else {
+            2
+        }
+    };
+    let pick = |keep: &dyn Fn(&str) -> bool, covers: &Option<Vec<String>>| {
+        let covered = |p: &str| covers.as_ref().is_none_or(|dirs| under_any(p, dirs));
         sources
             .iter()
-            .find(|p| keep(p) && in_src(p))
-            .or_else(|| sources.iter().find(|p| keep(p)))
+            .filter(|p| keep(p))
+            .min_by_key(|p| (!covered(p), rank(p)))
             .copied()
     };
+    let first = |keep: &dyn Fn(&str) -> bool| pick(keep, &tsc_covers);
     // TypeScript, or JavaScript checked by tsc (`checkJs`), where the type
     // is a JSDoc.
     let typed = first(&typescript)
@@ -628,7 +709,7 @@ fn node(files: &Files, stack: &Stack) -> Vec<Defect> {
             )),
         ));
     }
-    if let Some(file) = first(&|_| true) {
+    if let Some(file) = pick(&|_| true, &lint_covers) {
         out.push(defect(
             Kind::Lint,
             stack,
@@ -640,6 +721,121 @@ fn node(files: &Files, stack: &Stack) -> Vec<Defect> {
                     .into(),
             ),
         ));
+    }
+    out
+}
+
+/// Whether `path` is in one of `dirs` (each a path or a folder, `.` or
+/// empty for all).
+fn under_any(path: &str, dirs: &[String]) -> bool {
+    dirs.iter().any(|dir| {
+        let dir = dir.trim_start_matches("./").trim_end_matches('/');
+        dir.is_empty() || dir == "." || path == dir || path.starts_with(&format!("{dir}/"))
+    })
+}
+
+/// The folders and files tsconfig.json's `include` and `files` name (each
+/// pattern cut at its first wildcard), `None` when it names none (tsc
+/// then takes every file under the root).
+fn tsconfig_covers(text: &str) -> Option<Vec<String>> {
+    let doc: serde_json::Value = serde_json::from_str(&jsonc(text)).ok()?;
+    let mut dirs = Vec::new();
+    for key in ["include", "files"] {
+        for entry in doc[key].as_array().into_iter().flatten() {
+            let Some(entry) = entry.as_str() else {
+                continue;
+            };
+            let cut = entry.find(['*', '?', '{']).map_or(entry, |at| &entry[..at]);
+            dirs.push(cut.trim_end_matches('/').to_string());
+        }
+    }
+    (!dirs.is_empty()).then_some(dirs)
+}
+
+/// The paths the `lint` script of package.json hands its linters
+/// (`oxlint src && oxfmt --check src test`: `src`, `test`), `None` when
+/// there is no such script or it names no path.
+fn lint_script_paths(text: &str) -> Option<Vec<String>> {
+    let doc: serde_json::Value = serde_json::from_str(text).ok()?;
+    let script = doc["scripts"]["lint"].as_str()?;
+    const LINTERS: &[&str] = &["eslint", "oxlint", "biome", "standard", "xo"];
+    let mut paths = Vec::new();
+    for part in script.split(['&', ';', '|']) {
+        let words: Vec<&str> = part.split_whitespace().collect();
+        let Some(at) = words
+            .iter()
+            .position(|w| LINTERS.contains(&w.rsplit('/').next().unwrap_or(w)))
+        else {
+            continue;
+        };
+        let mut rest = words[at + 1..].iter();
+        while let Some(word) = rest.next() {
+            if let Some(flag) = word.strip_prefix('-') {
+                // Options with a value of their own word.
+                if matches!(
+                    flag,
+                    "c" | "-config" | "-ext" | "-ignore-path" | "-format" | "f"
+                ) {
+                    rest.next();
+                }
+                continue;
+            }
+            if !matches!(*word, "check" | "lint" | "ci") {
+                paths.push(word.trim_matches(['\'', '"']).to_string());
+            }
+        }
+    }
+    (!paths.is_empty()).then_some(paths)
+}
+
+/// JSON with comments and trailing commas (tsconfig.json) as plain JSON.
+fn jsonc(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut chars = text.chars().peekable();
+    let mut in_string = false;
+    while let Some(c) = chars.next() {
+        if in_string {
+            out.push(c);
+            if c == '\\' {
+                out.extend(chars.next());
+            } else if c == '"' {
+                in_string = false;
+            }
+            continue;
+        }
+        match (c, chars.peek()) {
+            ('"', _) => {
+                in_string = true;
+                out.push(c);
+            }
+            ('/', Some('/')) => {
+                for c in chars.by_ref() {
+                    if c == '\n' {
+                        out.push('\n');
+                        break;
+                    }
+                }
+            }
+            ('/', Some('*')) => {
+                chars.next();
+                let mut last = ' ';
+                for c in chars.by_ref() {
+                    if last == '*' && c == '/' {
+                        break;
+                    }
+                    last = c;
+                }
+            }
+            (',', _) => {
+                // A comma before `}` or `]` is dropped.
+                let rest: String = chars.clone().take_while(|c| c.is_whitespace()).collect();
+                let next = chars.clone().nth(rest.chars().count());
+                if !matches!(next, Some('}') | Some(']')) {
+                    out.push(c);
+                }
+            }
+            _ => out.push(c),
+        }
     }
     out
 }
@@ -777,5 +973,36 @@ mod tests {
             Some(&b"\n  \nx \\\n# T  \r\nrest\n"[..])
         );
         assert_eq!(trailing_spaces(b"\n \n"), None);
+    }
+
+    #[test]
+    fn what_tsconfig_and_the_lint_script_cover() {
+        let tsconfig = "{\n  \"$schema\": \"https://json.schemastore.org/tsconfig\", // a URL is no comment\n  /* block */ \"include\": [\"src\", \"test/**/*.ts\",],\n  \"files\": [\"env.d.ts\"],\n}\n";
+        assert_eq!(
+            tsconfig_covers(tsconfig),
+            Some(vec![
+                "src".to_string(),
+                "test".to_string(),
+                "env.d.ts".to_string()
+            ])
+        );
+        assert_eq!(tsconfig_covers("{\"compilerOptions\": {}}"), None);
+        let lint = |script: &str| {
+            lint_script_paths(&format!("{{\"scripts\": {{\"lint\": \"{script}\"}}}}"))
+        };
+        assert_eq!(
+            lint("oxlint src && oxfmt --check src test"),
+            Some(vec!["src".to_string()])
+        );
+        assert_eq!(
+            lint("eslint --cache -c eslint.config.js src test"),
+            Some(vec!["src".to_string(), "test".to_string()])
+        );
+        assert_eq!(lint("eslint ."), Some(vec![".".to_string()]));
+        assert_eq!(lint("npm run lint:js"), None);
+        assert!(under_any("src/a.ts", &["src".into()]));
+        assert!(under_any("lib/a.ts", &[".".into()]));
+        assert!(!under_any("lib/a.ts", &["src".into()]));
+        assert!(is_declaration("defu.d.cts") && !is_declaration("defu.cts"));
     }
 }

@@ -72,6 +72,13 @@ impl Finding {
                 d.file,
                 d.kind.defect()
             ),
+            _ if d.on.is_some() => format!(
+                "{} in `{}` does not fail verify.sh, although it runs `{}`: that check does not cover `{}` (its configuration leaves the file out, or it is not the check that catches this)",
+                capitalized(d.kind.defect()),
+                d.file,
+                d.on.as_deref().unwrap_or_default(),
+                d.file
+            ),
             _ => {
                 let check = match (&d.stack, &d.check) {
                     (Some(stack), Some(check)) => format!(" (for {stack}: `{check}`)"),
@@ -124,7 +131,9 @@ fn run(dir: &Path, json: bool, skip: &[Kind]) -> Result<ExitCode> {
     );
     let copy = copy::make(&repo)?;
     let files = Files::new(&copy.root, listed(&copy.root)?);
-    let (plan, notes) = defects::plan(&files, &found, skip);
+    let verify_text =
+        std::fs::read_to_string(copy.root.join(verify::VERIFY_SH)).unwrap_or_default();
+    let (plan, notes) = defects::plan(&files, &found, skip, &verify_text);
 
     // The copy's builds go to a cache of their own, kept for the next copy.
     let caches = copy::build_caches(&repo, &loaded.dirs.cache);
@@ -286,6 +295,7 @@ fn print_json(repo: &Path, baseline: &VerifyRun, findings: &[Finding], notes: &[
                 "rewritten": f.rewritten,
                 "meaning": f.meaning(),
                 "check": f.defect.check,
+                "check_in_verify_sh": f.defect.on,
                 "tail": f.run.tail,
             });
             if let (Some(record), serde_json::Value::Object(run)) =
@@ -376,8 +386,17 @@ fn print_table(findings: &[Finding], notes: &[String]) {
         for meaning in missed {
             outln!("- {meaning}.");
         }
-        outln!(
-            "Switch a check on in verify.sh (see it fail once on purpose first), then run `prove-it canary` again."
-        );
+        let off = findings
+            .iter()
+            .any(|f| !f.caught() && !f.rewritten && f.defect.on.is_none());
+        if off {
+            outln!(
+                "Switch a check on in verify.sh (see it fail once on purpose first), then run `prove-it canary` again."
+            );
+        } else {
+            outln!(
+                "The checks that would catch them already run: widen what they cover, then run `prove-it canary` again."
+            );
+        }
     }
 }
