@@ -73,7 +73,7 @@ impl Finding {
                 d.kind.defect()
             ),
             _ if d.on.is_some() => format!(
-                "{} in `{}` does not fail verify.sh, although it runs `{}`: that check does not cover `{}` (its configuration leaves the file out, or it is not the check that catches this)",
+                "{} in `{}` does not fail verify.sh, although it runs `{}`: that check does not cover `{}`, or does not fail on this (its configuration leaves the file out, or counts this as a warning, not an error)",
                 capitalized(d.kind.defect()),
                 d.file,
                 d.on.as_deref().unwrap_or_default(),
@@ -395,7 +395,7 @@ fn print_table(findings: &[Finding], notes: &[String]) {
             );
         } else {
             outln!(
-                "The checks that would catch them already run: widen what they cover, then run `prove-it canary` again."
+                "The checks that would catch them already run: make them cover those files and fail on these defects, then run `prove-it canary` again."
             );
         }
     }
