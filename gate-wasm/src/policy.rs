@@ -470,11 +470,27 @@ fn stop(event: &Event, host: &mut impl Host, rules: Rules) -> Result<Decision, S
             Caught::Disarmed { .. } => Verdict::DisarmRefused,
             _ => Verdict::Blocked,
         };
+        // A missing piece the same machine had when the session began
+        // (its start tree passed here) is the session's doing, not the
+        // machine's.
+        let passed_here_at_start = match &caught {
+            Caught::Verify(run) if !lacking_in(&run.tail).is_empty() => {
+                session.start_checks.as_ref().is_some_and(|s| s.passed)
+                    || session.baseline.as_ref().is_some_and(|b| {
+                        host.passed_check(&Fingerprint {
+                            fingerprint: b.clone(),
+                        })
+                        .unwrap_or(false)
+                    })
+            }
+            _ => false,
+        };
         Decision::block(block_reason(
             &caught,
             &tree,
             session.attempts,
             settings.max_blocks,
+            passed_here_at_start,
         ))
         .with_verdict(verdict)
     } else {
@@ -622,7 +638,7 @@ pub fn failed_run_reason(run: &VerifyRun, attempt: u32, max: u32) -> String {
         head: None,
         fingerprint: String::new(),
     };
-    block_reason(&Caught::Verify(run.clone()), &tree, attempt, max)
+    block_reason(&Caught::Verify(run.clone()), &tree, attempt, max, false)
 }
 
 /// The one line a passing stop leaves for the person.
@@ -647,7 +663,13 @@ fn seconds(ms: u64) -> String {
     format!("{}.{} s", ms / 1000, (ms % 1000) / 100)
 }
 
-fn block_reason(caught: &Caught, tree: &TreeState, attempt: u32, max: u32) -> String {
+fn block_reason(
+    caught: &Caught,
+    tree: &TreeState,
+    attempt: u32,
+    max: u32,
+    passed_here_at_start: bool,
+) -> String {
     let mut reason = format!(
         "prove-it: this turn cannot end yet: {} (attempt {attempt} of {max}).\n",
         what_failed(caught)
@@ -670,7 +692,17 @@ fn block_reason(caught: &Caught, tree: &TreeState, attempt: u32, max: u32) -> St
                     reason.push('\n');
                 }
             }
-            reason.push_str(&lacking_said(&run.tail));
+            if passed_here_at_start {
+                let lacks = lacking_in(&run.tail);
+                if !lacks.is_empty() {
+                    reason.push_str(&format!(
+                        "The output says {} is missing; `./verify.sh` passed on this machine at the session's start, so this turn's changes removed or broke it.\n",
+                        lacks.join(" and ")
+                    ));
+                }
+            } else {
+                reason.push_str(&lacking_said(&run.tail));
+            }
             reason.push_str(
                 "Fix the cause, then end your turn again: the gate re-runs `./verify.sh`.\n",
             );

@@ -947,6 +947,18 @@ fn a_failure_for_want_of_a_module_says_the_machine_lacks_it() {
         reason.contains("this machine lacks the Python module `freezegun`: the code may be fine"),
         "{reason}"
     );
+    // The start tree passed on this machine: the session removed it.
+    let mut host = started();
+    host.passed.insert("aaaa".into());
+    host.fingerprint = "bbbb".into();
+    host.tail = vec!["E   ModuleNotFoundError: No module named 'calc'".into()];
+    let reason = decide(&stop(false), &mut host).reason.expect("reason");
+    assert!(
+        reason.contains("The output says the Python module `calc` is missing; `./verify.sh` passed on this machine at the session's start"),
+        "{reason}"
+    );
+    assert!(!reason.contains("the code may be fine"), "{reason}");
+
     // A plain failure says nothing of the kind.
     let mut host = started();
     host.fingerprint = "bbbb".into();
