@@ -408,6 +408,19 @@ fn doctor_reads_hooks_wired_by_hand() {
         "{said}"
     );
 
+    // A path the hook's shell expands: `$HOME/...`.
+    let home = std::path::PathBuf::from(&repo.env["HOME"]);
+    std::fs::create_dir_all(home.join("bin")).expect("home bin");
+    std::os::unix::fs::symlink(crate::util::BIN, home.join("bin/prove-it")).expect("link");
+    wire_by_hand(
+        &repo,
+        ".claude/settings.json",
+        "\"$HOME/bin/prove-it\"",
+        ALL_EVENTS,
+    );
+    let (code, said) = doctor(&off_path);
+    assert_eq!(code, Some(0), "{said}");
+
     // No Stop hook: a turn would end unverified.
     wire_by_hand(
         &repo,

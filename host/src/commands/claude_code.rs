@@ -166,13 +166,21 @@ pub fn hand_wired(layers: &[(PathBuf, Value)]) -> Vec<HandWired> {
         .collect()
 }
 
-/// Where a hook's program is found: a path as written, or a bare name
-/// on `path`.
-pub fn find_program(program: &str, loaded: &Loaded) -> Option<PathBuf> {
+/// Where a hook's program is found: a path as written (the shell that
+/// runs it expands `~/`, `$HOME/` and `$CLAUDE_PROJECT_DIR/`), or a bare
+/// name on `path`.
+pub fn find_program(program: &str, root: &Path, loaded: &Loaded) -> Option<PathBuf> {
     if program.contains('/') {
-        let program = match program.strip_prefix("~/") {
-            Some(rest) => loaded.home.as_ref()?.join(rest),
-            None => PathBuf::from(program),
+        let home = ["~/", "$HOME/", "${HOME}/"]
+            .iter()
+            .find_map(|p| program.strip_prefix(p));
+        let project = ["$CLAUDE_PROJECT_DIR/", "${CLAUDE_PROJECT_DIR}/"]
+            .iter()
+            .find_map(|p| program.strip_prefix(p));
+        let program = match (home, project) {
+            (Some(rest), _) => loaded.home.as_ref()?.join(rest),
+            (_, Some(rest)) => root.join(rest),
+            _ => PathBuf::from(program),
         };
         return program.is_file().then_some(program);
     }

@@ -582,7 +582,7 @@ fn claude_rows(report: &mut Report, root: Option<&Path>, loaded: &Loaded) -> boo
             );
             continue;
         };
-        if claude_code::find_program(program, loaded).is_none() {
+        if claude_code::find_program(program, root, loaded).is_none() {
             report.row(
                 Mark::Fail,
                 "hooks",

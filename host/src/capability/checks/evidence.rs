@@ -579,10 +579,25 @@ fn enclosing_test(lang: Lang, text: &[&str], at: usize) -> Option<String> {
     None
 }
 
+/// Decorators that change only the test under them (a marker, a frozen
+/// clock, a patch for its run, Hypothesis' inputs). A skip marker among
+/// them is evidence of its own, and evidence rules an addition out.
+const TEST_DECORATORS: &[&str] = &[
+    "@pytest.mark.",
+    "@freeze_time(",
+    "@freezegun.freeze_time(",
+    "@mock.patch",
+    "@patch(",
+    "@patch.object(",
+    "@given(",
+    "@settings(",
+    "@example(",
+];
+
 /// Whether the lines `came` (all added, none removed, at their place in
 /// `new`) are whole new tests and nothing else: each block starts a test
-/// of a name `old` did not have (Python: after at most a
-/// `@pytest.mark.parametrize` line), every other line is blank, deeper
+/// of a name `old` did not have (Python: after [`TEST_DECORATORS`] only),
+/// every other line is blank, deeper
 /// than that start, or the block's closing brace at its depth; the line
 /// after the block is blank, the end, or no deeper than its start; the
 /// line before it is no decorator or attribute (the new test would take
@@ -631,7 +646,7 @@ fn whole_tests(lang: Lang, new: &[&str], came: &[(usize, &str)], old: &BTreeSet<
             attr = true;
             continue;
         }
-        if lang == Lang::Python && t.starts_with("@pytest.mark.parametrize") {
+        if lang == Lang::Python && TEST_DECORATORS.iter().any(|d| t.starts_with(d)) {
             continue;
         }
         if braces && matches!(t, "}" | "})" | "});" | "})," | "},") {
@@ -1087,6 +1102,13 @@ mod tests {
             "\n\n@pytest.mark.parametrize(\"a\", [1, 2])\ndef test_one(a):\n    assert a\n\n\ndef test_sub",
         );
         assert!(case("tests/test_calc.py", py, &between).added_only);
+        // As in python-humanize a47a89ea: a frozen clock for the new test.
+        let frozen =
+            format!("{py}\n\n@freeze_time(\"2023-10-15\")\ndef test_day():\n    assert True\n");
+        assert!(case("tests/test_calc.py", py, &frozen).added_only);
+        // A decorator that is not known to touch only its test.
+        let unknown = format!("{py}\n\n@install_everywhere\ndef test_day():\n    assert True\n");
+        assert!(!case("tests/test_calc.py", py, &unknown).added_only);
 
         // A line added in an old test's body: that test modified.
         let inside = py.replace(

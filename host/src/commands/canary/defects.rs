@@ -359,8 +359,18 @@ fn running(verify: &str, words: &[&str]) -> Option<String> {
         .lines()
         .map(str::trim)
         .filter(|l| !l.starts_with('#'))
-        .find(|l| words.iter().any(|w| l.contains(w)))
+        .find(|l| words.iter().any(|w| has_word(l, w)))
         .map(str::to_string)
+}
+
+/// Whether `line` holds `word` with no letter, digit, `_` or `-` touching
+/// it on either side (`ava` is not in `javac`; `tsc` is in `vue-tsc` only
+/// when `vue-tsc` is the word asked for).
+fn has_word(line: &str, word: &str) -> bool {
+    let part = |c: Option<char>| c.is_some_and(|c| c.is_alphanumeric() || c == '_' || c == '-');
+    line.match_indices(word).any(|(at, _)| {
+        !part(line[..at].chars().next_back()) && !part(line[at + word.len()..].chars().next())
+    })
 }
 
 /// The first of the stack's checks that contains `needle`.
@@ -781,7 +791,9 @@ fn lint_script_paths(text: &str) -> Option<Vec<String>> {
                 continue;
             }
             if !matches!(*word, "check" | "lint" | "ci") {
-                paths.push(word.trim_matches(['\'', '"']).to_string());
+                let path = word.trim_matches(['\'', '"']);
+                let cut = path.find(['*', '?', '{']).map_or(path, |at| &path[..at]);
+                paths.push(cut.trim_end_matches('/').to_string());
             }
         }
     }
@@ -999,6 +1011,14 @@ mod tests {
             Some(vec!["src".to_string(), "test".to_string()])
         );
         assert_eq!(lint("eslint ."), Some(vec![".".to_string()]));
+        assert_eq!(lint("eslint 'src/**/*.ts'"), Some(vec!["src".to_string()]));
+        assert_eq!(running("javac Main.java\n", &["ava"]), None);
+        assert_eq!(
+            running("# npx tsc\nnpx vue-tsc --noEmit\n", &["tsc"]),
+            None,
+            "vue-tsc is not tsc, and comments do not run"
+        );
+        assert!(running("npx tsc --noEmit\n", &["tsc"]).is_some());
         assert_eq!(lint("npm run lint:js"), None);
         assert!(under_any("src/a.ts", &["src".into()]));
         assert!(under_any("lib/a.ts", &[".".into()]));
