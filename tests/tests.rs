@@ -3,6 +3,7 @@
 mod agent_hosts;
 mod canary;
 mod cheats;
+mod ci;
 mod claude;
 mod contract;
 mod download;

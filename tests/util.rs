@@ -246,8 +246,11 @@ pub fn prove_it(dir: &Path, env: &BTreeMap<String, String>, args: &[&str]) -> Co
     cmd.args(args).current_dir(dir);
     for (key, _) in std::env::vars_os() {
         let Some(key) = key.to_str() else { continue };
+        // A CI's own variables too: `prove-it ci` reads them.
         if key.starts_with("PROVE_IT_")
             || key.starts_with("XDG_")
+            || key.starts_with("GITHUB_")
+            || key.starts_with("CI_MERGE_REQUEST_")
             || matches!(key, "GIT_DIR" | "GIT_WORK_TREE" | "GIT_INDEX_FILE")
         {
             cmd.env_remove(key);

@@ -720,6 +720,41 @@ fn silencing_git_diff_check_from_gits_configuration_is_weakened() {
     }
 }
 
+/// A `.gitattributes` that silences `git diff --check` is left out of the
+/// replay, staged or committed too: git reads the index's copy when the
+/// tree has none, so the copy's index loses it as well.
+#[test]
+fn a_gitattributes_the_session_committed_is_left_out_of_the_replay() {
+    for how in ["untracked", "staged", "committed"] {
+        let sb = Sandbox::new();
+        let repo = sb.repo("ws");
+        repo.write("app.txt", "fine\n");
+        repo.arm("git diff --check \"${PROVE_IT_BASE:-HEAD}\"");
+        repo.start("s");
+        repo.write("app.txt", "fine \n");
+        repo.write(".gitattributes", "* -whitespace\n");
+        match how {
+            "staged" => drop(repo.git(&["add", ".gitattributes"])),
+            "committed" => repo.commit("silence the whitespace check"),
+            _ => {}
+        }
+        let out = repo.stop("s", false);
+        let (code, status) = repo.status_json();
+        let what = format!("{how}:\n{out}\nstatus: {status}");
+        assert_eq!(
+            (status["verdict"].as_str(), code),
+            (Some("weakened"), 1),
+            "{what}"
+        );
+        assert!(
+            out.message()
+                .contains("`.gitattributes` (configuration, added)"),
+            "{what}"
+        );
+        assert!(out.message().contains("trailing whitespace"), "{what}");
+    }
+}
+
 /// A key the person names under `[git-config]` is pinned too; one they do
 /// not name changes the fingerprint (`verify.sh` runs) but is no check.
 #[test]

@@ -1,7 +1,7 @@
 //! The command line (clap types only; the work is in `commands/`).
 
 use crate::agent::{Agent, HookEvent};
-use clap::{Parser, Subcommand, ValueEnum};
+use clap::{Args, Parser, Subcommand, ValueEnum};
 use std::ffi::OsString;
 use std::path::PathBuf;
 
@@ -170,6 +170,30 @@ pub enum Command {
         #[arg(long)]
         no_run: bool,
     },
+    /// Judge a pull request in CI, where the agent cannot reach: the base's checks decide.
+    ///
+    /// In a checkout of the pull request (the head checked out, the base's
+    /// history fetched): reads what counts as a check, and the policy,
+    /// from the base commit (the merge base of --base and HEAD), never from
+    /// the pull request; runs ./verify.sh on the files checked out; when
+    /// the pull request changed checks, replays the base's checks against
+    /// its code in a throwaway copy (with the control run), as the hook
+    /// does. Reads a `Prove-It:` trailer on the pull request's last commit
+    /// and says whether it matches; it never changes the outcome. No state:
+    /// nothing of an earlier run or of the agent's machine plays a part.
+    ///
+    /// The base defaults to the CI's own: GitHub Actions' event
+    /// (pull_request.base.sha, merge_group.base_sha) or GITHUB_BASE_REF;
+    /// GitLab's CI_MERGE_REQUEST_DIFF_BASE_SHA. The summary defaults to
+    /// GITHUB_STEP_SUMMARY. Each run of verify.sh is bounded by
+    /// PROVE_IT_TIMEOUT.
+    ///
+    /// Exit codes: 0 verified (or verified with checks changed, the base's
+    /// passing too); 1 not verified (weakened, suspect, behaviour changed,
+    /// failed, disarmed, refused); 2 could not judge (no base given, the
+    /// base not in a shallow clone, or the base has no verify.sh: no
+    /// baseline).
+    Ci(CiArgs),
     /// Print the last verdict the gate reached here; exit 0 only if proven.
     ///
     /// For scripts and CI after a headless run, e.g.
@@ -195,6 +219,29 @@ pub enum Command {
         #[arg(long)]
         json: bool,
     },
+}
+
+/// `prove-it ci`'s arguments.
+#[derive(Debug, Args)]
+pub struct CiArgs {
+    /// A folder inside the checkout.
+    #[arg(default_value = ".")]
+    pub dir: PathBuf,
+    /// What the pull request merges into (a branch or commit, e.g. origin/main).
+    #[arg(long, value_name = "REV")]
+    pub base: Option<String>,
+    /// The pull request's commit; must be the one checked out (HEAD).
+    #[arg(long, value_name = "REV")]
+    pub head: Option<String>,
+    /// Write the whole verdict as JSON here (SPEC.md, "In CI").
+    #[arg(long, value_name = "FILE")]
+    pub json: Option<PathBuf>,
+    /// Append the reviewer's Markdown summary here.
+    #[arg(long, value_name = "FILE")]
+    pub summary: Option<PathBuf>,
+    /// Print GitHub's `::warning file=,line=::` lines on the lines where a check was weakened.
+    #[arg(long)]
+    pub annotations: bool,
 }
 
 /// The hosts `prove-it setup` wires.

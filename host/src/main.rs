@@ -33,6 +33,7 @@ fn main() -> ExitCode {
             commands::ledger::execute(days, repo.as_deref(), json)
         }
         cli::Command::Doctor { dir, no_run } => commands::doctor::execute(&dir, !no_run),
+        cli::Command::Ci(args) => commands::ci::execute(&args),
         cli::Command::Status { dir, session, json } => {
             commands::status::execute(&dir, session.as_deref(), json)
         }

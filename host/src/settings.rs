@@ -54,7 +54,27 @@ pub struct Loaded {
     /// `COPILOT_ALLOW_ALL=true` or `GITHUB_COPILOT_PROMPT_MODE_REPO_HOOKS=true`
     /// (for `doctor`).
     pub copilot_repo_hooks: bool,
+    /// What the CI that runs `prove-it ci` says about the pull request.
+    pub ci: CiEnv,
     pub notes: Vec<String>,
+}
+
+/// The CI's own variables that `prove-it ci` takes its defaults from.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct CiEnv {
+    /// `GITHUB_ACTIONS=true`: annotations are GitHub's `::warning` lines.
+    pub github: bool,
+    /// `GITHUB_BASE_REF`: the branch a pull request merges into.
+    pub github_base_ref: Option<String>,
+    /// `GITHUB_EVENT_PATH`: the event's JSON, which names the base commit
+    /// of a pull request or a merge group.
+    pub github_event_path: Option<PathBuf>,
+    /// `GITHUB_STEP_SUMMARY`: where the job's Markdown summary goes.
+    pub github_step_summary: Option<PathBuf>,
+    /// GitLab's `CI_MERGE_REQUEST_DIFF_BASE_SHA`: the merge request's base.
+    pub gitlab_diff_base_sha: Option<String>,
+    /// GitLab's `CI_MERGE_REQUEST_TARGET_BRANCH_NAME`.
+    pub gitlab_target_branch: Option<String>,
 }
 
 /// Reads settings from the process environment.
@@ -106,6 +126,18 @@ pub fn from_lookup(lookup: impl Fn(&str) -> Option<OsString>) -> Loaded {
     let copilot_repo_hooks = ["COPILOT_ALLOW_ALL", "GITHUB_COPILOT_PROMPT_MODE_REPO_HOOKS"]
         .iter()
         .any(|name| lookup(name).is_some_and(|v| v == "true"));
+    let ci = CiEnv {
+        github: get("GITHUB_ACTIONS").is_some_and(|v| v == "true"),
+        github_base_ref: get("GITHUB_BASE_REF").filter(|v| !v.is_empty()),
+        github_event_path: get("GITHUB_EVENT_PATH")
+            .filter(|v| !v.is_empty())
+            .map(PathBuf::from),
+        github_step_summary: get("GITHUB_STEP_SUMMARY")
+            .filter(|v| !v.is_empty())
+            .map(PathBuf::from),
+        gitlab_diff_base_sha: get("CI_MERGE_REQUEST_DIFF_BASE_SHA").filter(|v| !v.is_empty()),
+        gitlab_target_branch: get("CI_MERGE_REQUEST_TARGET_BRANCH_NAME").filter(|v| !v.is_empty()),
+    };
     let skip = get("PROVE_IT_SKIP");
     let ledger = get("PROVE_IT_LEDGER");
     let max_blocks = get("PROVE_IT_MAX_BLOCKS");
@@ -146,6 +178,7 @@ pub fn from_lookup(lookup: impl Fn(&str) -> Option<OsString>) -> Loaded {
         path,
         under_copilot,
         copilot_repo_hooks,
+        ci,
         notes,
     }
 }

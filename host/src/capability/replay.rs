@@ -38,13 +38,24 @@ pub fn replay(
         copy::make(root).context("cannot make the throwaway copy to replay the checks in")?;
     let mut restored = Vec::new();
     let mut undo = Vec::new();
+    let mut indexed = Vec::new();
     for f in &found.files {
         let at = copy.root.join(&f.change.path);
         let now = Content::on_disk(&at)?;
         let (want, said) = checks::restored(f, now.as_ref())?;
         if want != now {
+            let attributes = is_attributes(&f.change.path);
+            if attributes {
+                indexed.push((
+                    f.change.path.as_str(),
+                    index_entry(&copy.root, &f.change.path)?,
+                ));
+            }
             checks::write_file(&at, want.as_ref())
                 .with_context(|| format!("cannot put back `{}` in the copy", f.change.path))?;
+            if attributes {
+                index_as_on_disk(&copy.root, &f.change.path, want.is_some())?;
+            }
             undo.push((at, now));
         }
         restored.extend(said);
@@ -77,6 +88,9 @@ pub fn replay(
         for (at, now) in &undo {
             checks::write_file(at, now.as_ref()).context("cannot undo the replay in the copy")?;
         }
+        for (path, entry) in &indexed {
+            index_restore(&copy.root, path, entry.as_deref())?;
+        }
         Some(verify::run_with(&copy.root, timeout, &control_env))
     };
     let wanted = start
@@ -100,6 +114,48 @@ pub fn replay(
         start,
         start_problem,
     })
+}
+
+/// A `.gitattributes` file: git reads it from the index when the work tree
+/// has none, so one left out of the copy's tree must leave its index too.
+fn is_attributes(path: &str) -> bool {
+    path.rsplit('/').next() == Some(".gitattributes")
+}
+
+/// The copy's index entry for `path` as `git update-index --cacheinfo`
+/// takes it (`mode,object,path`), if it has one.
+fn index_entry(copy: &Path, path: &str) -> Result<Option<String>> {
+    let out = copy::git(copy, &["ls-files", "-s", "--", path])?;
+    let line = String::from_utf8_lossy(&out);
+    let Some((info, _)) = line.lines().next().and_then(|l| l.split_once('\t')) else {
+        return Ok(None);
+    };
+    let mut words = info.split_whitespace();
+    match (words.next(), words.next()) {
+        (Some(mode), Some(object)) => Ok(Some(format!("{mode},{object},{path}"))),
+        _ => Ok(None),
+    }
+}
+
+/// Makes the copy's index hold `path` as its work tree does.
+fn index_as_on_disk(copy: &Path, path: &str, present: bool) -> Result<()> {
+    let args: &[&str] = match present {
+        true => &["update-index", "--add", "--", path],
+        false => &["update-index", "--force-remove", "--", path],
+    };
+    copy::git(copy, args)
+        .map(drop)
+        .with_context(|| format!("cannot put back `{path}` in the copy's index"))
+}
+
+/// Puts the copy's index entry for `path` back as [`index_entry`] read it.
+fn index_restore(copy: &Path, path: &str, entry: Option<&str>) -> Result<()> {
+    let done = match entry {
+        Some(info) => copy::git(copy, &["update-index", "--add", "--cacheinfo", info]),
+        None => copy::git(copy, &["update-index", "--force-remove", "--", path]),
+    };
+    done.map(drop)
+        .with_context(|| format!("cannot undo the replay of `{path}` in the copy's index"))
 }
 
 /// `env` as [`verify::run_with`] takes it.

@@ -1,6 +1,7 @@
 //! One subcommand per file, each with its own `execute`.
 
 pub mod canary;
+pub mod ci;
 pub mod claude_code;
 pub mod doctor;
 pub mod hook;
