@@ -6,7 +6,7 @@
 
 use crate::util::{Repo, Sandbox, git, prove_it};
 use serde_json::Value;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 const CALC: &str = "def add(a, b):\n    return a + b\n\n\ndef mul(a, b):\n    return a * b\n";
 const TESTS: &str = "import unittest\nfrom calc import add, mul\n\n\nclass TestCalc(unittest.TestCase):\n    def test_add(self):\n        self.assertEqual(add(2, 3), 5)\n\n    def test_mul(self):\n        self.assertEqual(mul(2, 3), 6)\n";
@@ -511,26 +511,22 @@ fn no_base_given_cannot_be_judged() {
     assert!(out.summary.contains("--base origin/main"), "{out}");
 }
 
+/// An honest change, or a broken `add` with its test skipped.
+fn honest_or_skipped(repo: &Repo, weaken: bool) {
+    if weaken {
+        break_add(repo);
+        let skip = "    @unittest.skip(\"later\")\n    def test_add";
+        replace(repo, "tests/test_calc.py", "    def test_add", skip);
+    } else {
+        replace(repo, "calc.py", "return a * b", "return b * a");
+    }
+}
+
 #[test]
 fn a_merge_checkout_is_judged_and_its_second_parent_holds_the_claim() {
     for (weaken, verdict, code) in [(false, "verified", 0), (true, "weakened", 1)] {
         let project = Project::new(Some(VERIFY));
-        project.work(
-            |r| {
-                if weaken {
-                    break_add(r);
-                    replace(
-                        r,
-                        "tests/test_calc.py",
-                        "    def test_add",
-                        "    @unittest.skip(\"x\")\n    def test_add",
-                    );
-                } else {
-                    replace(r, "calc.py", "return a * b", "return b * a");
-                }
-            },
-            "the work",
-        );
+        project.work(|r| honest_or_skipped(r, weaken), "the work");
         // The base moves on meanwhile.
         project.dev.git(&["checkout", "-q", "main"]);
         project.dev.write("NOTES.md", "notes\n");
@@ -691,5 +687,185 @@ fn a_head_that_is_not_checked_out_is_refused() {
     assert!(
         out.summary.contains("git checkout --detach origin/main"),
         "{out}"
+    );
+}
+
+/// The shipped workflow (`ci/example-workflow.yml`), run by `act` in host
+/// mode (offline, no Docker) on one verified and one weakened pull
+/// request. What act cannot do here is swapped, each swap asserted: the
+/// checkout step clones from the bare remote, the released action is the
+/// one in this tree (`uses: ./ci`, copied into act's workspace) with this
+/// build's binary, and the artifact upload is dropped.
+#[test]
+#[ignore = "slow: runs act (tests/install-stack-tools.sh installs it)"]
+fn the_shipped_workflow_runs_in_act_and_its_exit_code_is_the_verdict() {
+    let act = Path::new(env!("CARGO_MANIFEST_DIR")).join("../target/stack-tools/act/bin/act");
+    assert!(
+        act.is_file(),
+        "act is missing: run tests/install-stack-tools.sh"
+    );
+    let action = Path::new(env!("CARGO_MANIFEST_DIR")).join("../ci");
+    let shipped = std::fs::read_to_string(action.join("example-workflow.yml")).expect("workflow");
+    let swaps = [
+        (
+            "      - uses: actions/checkout@v4\n        with:\n          fetch-depth: 0\n",
+            "      - run: cp -r \"$ACTION_DIR\" ci && git clone -q \"$REMOTE\" work && git -C work checkout -q \"$HEAD_SHA\"\n".to_string(),
+        ),
+        (
+            "      - uses: Why-Next/prove-it/ci@v",
+            "      - uses: ./ci\n        with:\n          binary: BIN\n          directory: work\n#".to_string(),
+        ),
+        (
+            "      - uses: actions/upload-artifact@v4\n        if: always()\n        with:\n          name: prove-it\n          path: prove-it.json\n",
+            String::new(),
+        ),
+    ];
+    let mut workflow = shipped.clone();
+    for (from, to) in &swaps {
+        assert!(
+            workflow.contains(from),
+            "the shipped workflow has no `{from}`:\n{shipped}"
+        );
+        workflow = workflow.replacen(from, &to.replace("BIN", crate::util::BIN), 1);
+    }
+    let version = env!("CARGO_PKG_VERSION");
+    assert!(
+        shipped.contains(&format!("Why-Next/prove-it/ci@v{version}\n")),
+        "the workflow names another version than {version}:\n{shipped}"
+    );
+    for (weaken, verdict, code) in [(false, "verified", 0), (true, "WEAKENED", 1)] {
+        let project = Project::new(Some(VERIFY));
+        project.work(|r| honest_or_skipped(r, weaken), "the work");
+        let head = project.dev.git(&["rev-parse", "HEAD"]);
+        let base = project.dev.git(&["rev-parse", "main"]);
+        let w = project.sb.tmp.path().join("act");
+        std::fs::create_dir_all(w.join(".github/workflows")).expect("dir");
+        std::fs::write(w.join(".github/workflows/prove-it.yml"), &workflow).expect("workflow");
+        std::fs::write(
+            w.join("event.json"),
+            format!(
+                r#"{{"pull_request": {{"base": {{"sha": "{}", "ref": "main"}}, "head": {{"sha": "{}"}}}}}}"#,
+                base.trim(),
+                head.trim()
+            ),
+        )
+        .expect("event");
+        git(&w, &["init", "-q", "-b", "main"]);
+        git(&w, &["add", "-A"]);
+        git(&w, &["commit", "-q", "-m", "the workflow"]);
+        let home = project.sb.tmp.path().join("home");
+        let out = std::process::Command::new("timeout")
+            .arg("600")
+            .arg(&act)
+            .args([
+                "pull_request",
+                "-P",
+                "ubuntu-latest=-self-hosted",
+                "--action-offline-mode",
+                "-e",
+                "event.json",
+                "-W",
+                ".github/workflows/prove-it.yml",
+                "--env",
+                &format!("REMOTE={}", project.remote.display()),
+                "--env",
+                &format!("HEAD_SHA={}", head.trim()),
+                "--env",
+                &format!("ACTION_DIR={}", action.display()),
+            ])
+            .current_dir(&w)
+            .env("HOME", &home)
+            .env("XDG_CACHE_HOME", home.join(".cache"))
+            .env("PROVE_IT_CACHE_DIR", &project.sb.env["PROVE_IT_CACHE_DIR"])
+            .env_remove("GITHUB_ACTIONS")
+            .output()
+            .expect("act");
+        let text = format!(
+            "{}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert_eq!(out.status.code(), Some(code), "{verdict}:\n{text}");
+        assert!(
+            text.contains(&format!(
+                "Summary - ### prove-it: {verdict} (judged by CI on "
+            )),
+            "{verdict}:\n{text}"
+        );
+        if weaken {
+            assert!(text.contains("::set-output:: verdict=weakened"), "{text}");
+            assert!(
+                text.contains("::warning file=tests/test_calc.py,line=6,title=prove-it%3A WEAKENED::skip marker added"),
+                "{text}"
+            );
+            assert!(
+                text.contains("| `tests/test_calc.py` | test modified | skip marker added"),
+                "{text}"
+            );
+        } else {
+            assert!(text.contains("::set-output:: verdict=verified"), "{text}");
+        }
+    }
+}
+
+/// The action's step with no binary given installs this version's
+/// release as the plugin does (the archive from a real HTTP server on
+/// loopback, its SHA-256 checked), then judges; a release whose checksum
+/// does not match is refused with an error annotation and exit 2, never
+/// run.
+#[test]
+fn the_action_installs_its_own_version_checked_then_judges() {
+    use crate::download::{FileServer, publish, without_debug_info};
+    let project = Project::new(Some(VERIFY));
+    project.work(break_add, "the work");
+    let clone = project.clone("ci", "pr", &[]);
+    let site = project.sb.tmp.path().join("site");
+    let binary = without_debug_info(&project.sb, Path::new(crate::util::BIN));
+    let archive = publish(&site, env!("CARGO_PKG_VERSION"), &binary);
+    let server = FileServer::start(&site, std::time::Duration::ZERO);
+    let step = |runner_temp: &Path| {
+        let mut cmd = std::process::Command::new("sh");
+        cmd.arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("../ci/run.sh"))
+            .env("INPUT_DIRECTORY", &clone.root)
+            .env("INPUT_BASE", "origin/main")
+            .env("INPUT_JSON", project.sb.tmp.path().join("ci.json"))
+            .env("RUNNER_TEMP", runner_temp)
+            .env("PROVE_IT_DOWNLOAD_URL", &server.url)
+            .envs(&clone.env);
+        crate::util::git_env(&mut cmd);
+        cmd.output().expect("run.sh")
+    };
+    let out = step(&project.sb.tmp.path().join("runner"));
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(1), "{out:?}");
+    assert!(stdout.contains("### prove-it: FAILED"), "{stdout}");
+    assert!(
+        server.requests().iter().any(|r| r.ends_with(".tar.gz")),
+        "{:?}",
+        server.requests()
+    );
+    // The archive changed under its checksum.
+    let mut bytes = std::fs::read(&archive).expect("archive");
+    let last = bytes.len() - 1;
+    bytes[last] ^= 0xff;
+    std::fs::write(&archive, bytes).expect("archive");
+    let out = step(&project.sb.tmp.path().join("runner-2"));
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(2), "{out:?}");
+    assert!(stdout.starts_with("::error title=prove-it::"), "{stdout}");
+    assert!(stdout.contains("it was not installed"), "{stdout}");
+    assert!(!stdout.contains("### prove-it:"), "{stdout}");
+}
+
+/// The workflow README.md shows is the one shipped and tested.
+#[test]
+fn the_readme_shows_the_shipped_workflow() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    let shipped = std::fs::read_to_string(root.join("ci/example-workflow.yml")).expect("workflow");
+    let body = &shipped[shipped.find("name: prove-it").expect("name")..];
+    let readme = std::fs::read_to_string(root.join("README.md")).expect("readme");
+    assert!(
+        readme.contains(&format!("```yaml\n{body}```")),
+        "README.md does not show:\n{body}"
     );
 }

@@ -166,7 +166,7 @@ pub fn publish(dir: &Path, version: &str, binary: &Path) -> PathBuf {
 /// A copy of `binary` without its line tables: the same program, half the
 /// bytes to compress, check and unpack (a debug build's tables are tens of
 /// megabytes). The binary itself where `strip` is missing or fails.
-fn without_debug_info(sb: &Sandbox, binary: &Path) -> PathBuf {
+pub fn without_debug_info(sb: &Sandbox, binary: &Path) -> PathBuf {
     let copy = sb.tmp.path().join("prove-it-stripped");
     let stripped = Command::new("strip")
         .arg("--strip-debug")

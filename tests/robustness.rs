@@ -327,6 +327,7 @@ fn every_command_ends_quietly_when_its_reader_goes_away() {
         (&repo, &["canary", "--json"]),
         (&repo, &["policy", "new", "mine"]),
         (&repo, &["setup", "codex"]),
+        (&repo, &["ci", "--base", "HEAD"]),
         (&fresh, &["init"]),
         (&repo, &["--help"]),
         (&repo, &["status", "--help"]),

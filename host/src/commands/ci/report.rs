@@ -248,6 +248,16 @@ impl<'a> Report<'a> {
     pub fn summary(&self) -> String {
         let mut md = String::new();
         let on = match self.revs {
+            // A base asked for by its commit (GitHub's event) is named once.
+            Some(r)
+                if r.base_ref.len() >= 7 && r.base_ref.chars().all(|c| c.is_ascii_hexdigit()) =>
+            {
+                format!(
+                    " (judged by CI on {}, base {})",
+                    short(&r.head.commit),
+                    short(&r.base.commit)
+                )
+            }
             Some(r) => format!(
                 " (judged by CI on {}, base {}@{})",
                 short(&r.head.commit),
