@@ -869,3 +869,28 @@ fn the_readme_shows_the_shipped_workflow() {
         "README.md does not show:\n{body}"
     );
 }
+
+/// What kept the checks from being compared in full is said in the
+/// summary, not only in the JSON.
+#[test]
+fn a_problem_with_the_base_list_is_said_to_the_reviewer() {
+    let project = Project::new(Some(VERIFY));
+    project.dev.git(&["checkout", "-q", "main"]);
+    project.dev.write(
+        ".prove-it/checks",
+        "@defaults\n[config]\nrun.cfg\n[nonsense]\n",
+    );
+    project.dev.commit("a bad heading");
+    project.dev.git(&["push", "-q", "origin", "main"]);
+    project.dev.git(&["checkout", "-q", "-B", "pr"]);
+    project.work(
+        |r| replace(r, "tests/test_calc.py", "add(2, 3), 5", "add(3, 2), 5"),
+        "the work",
+    );
+    let out = ci(&project.clone("ci", "pr", &[]));
+    assert!(
+        out.summary
+            .contains("Note: the checks could not all be compared: `.prove-it/checks` line 4: `[nonsense]` is not a heading"),
+        "{out}"
+    );
+}

@@ -43,10 +43,14 @@ pub fn expand(text: &str) -> String {
     let mut out = String::new();
     for line in text.lines() {
         if line.trim() == DEFAULTS_LINE {
+            out.push_str(super::list::DEFAULTS_BEGIN);
+            out.push('\n');
             out.push_str(&builtin());
             // The person's own lines after it start under `[tests]`, as
             // at the top of a file.
             out.push_str("[tests]\n");
+            out.push_str(super::list::DEFAULTS_END);
+            out.push('\n');
         } else {
             out.push_str(line);
             out.push('\n');

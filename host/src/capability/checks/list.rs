@@ -29,6 +29,12 @@ use gix::glob::wildmatch::Mode;
 /// Where the list in force comes from, and its file name in the repository.
 pub const FILE: &str = ".prove-it/checks";
 
+/// Comment lines around the built-in defaults an `@defaults` line expands
+/// to ([`super::defaults::expand`]), so that a problem is said at its line
+/// in the file the person wrote.
+pub const DEFAULTS_BEGIN: &str = "#@defaults-begin";
+pub const DEFAULTS_END: &str = "#@defaults-end";
+
 /// What a listed path is.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Class {
@@ -79,8 +85,22 @@ impl List {
         };
         let mut problems = Vec::new();
         let mut heading = Heading::Tests;
-        for (n, line) in text.lines().enumerate() {
+        // The line in the person's file: an expanded `@defaults` is one.
+        let (mut n, mut expanded) = (0, false);
+        for line in text.lines() {
             let line = line.trim();
+            match line {
+                DEFAULTS_BEGIN => {
+                    (n, expanded) = (n + 1, true);
+                    continue;
+                }
+                DEFAULTS_END => {
+                    expanded = false;
+                    continue;
+                }
+                _ if !expanded => n += 1,
+                _ => {}
+            }
             if line.is_empty() || line.starts_with('#') {
                 continue;
             }
@@ -91,7 +111,7 @@ impl List {
                 "[git-config]" => heading = Heading::GitConfig,
                 _ if line.starts_with('[') => problems.push(format!(
                     "line {}: `{line}` is not a heading (`[tests]`, `[config]`, `[inline]` or `[git-config]`)",
-                    n + 1
+                    n
                 )),
                 _ if heading == Heading::GitConfig => {
                     let key_like = line.contains('.')
@@ -103,7 +123,7 @@ impl List {
                     } else {
                         problems.push(format!(
                             "line {}: `{line}` is not a git configuration key (`section.name`, as `git config` takes it)",
-                            n + 1
+                            n
                         ));
                     }
                 }
@@ -116,7 +136,7 @@ impl List {
                             _ => {
                                 problems.push(format!(
                                     "line {}: `{line}`: a section is written `FILE [SECTION]`",
-                                    n + 1
+                                    n
                                 ));
                                 continue;
                             }
@@ -200,6 +220,19 @@ fn matches(pattern: &Pattern, path: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A problem is said at its line in the file the person wrote, the
+    /// built-in defaults its `@defaults` line expands to counting as one.
+    #[test]
+    fn a_problem_after_the_defaults_is_said_at_its_own_line() {
+        let text = super::super::defaults::expand("# mine\n@defaults\n[nonsense]\n");
+        let (_, problems) = List::parse(&text);
+        assert_eq!(problems.len(), 1, "{problems:?}");
+        assert!(
+            problems[0].starts_with("line 3: `[nonsense]`"),
+            "{problems:?}"
+        );
+    }
 
     fn class(list: &str, path: &str) -> Option<Class> {
         let (list, problems) = List::parse(list);

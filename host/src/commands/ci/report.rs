@@ -397,6 +397,11 @@ impl<'a> Report<'a> {
                 r.dirty.iter().take(5).map(|p| format!("`{p}`")).collect::<Vec<_>>().join(", ")
             ));
         }
+        if let Some(problem) = judged.checks.as_ref().and_then(|c| c.problem.as_ref()) {
+            md.push_str(&format!(
+                "\nNote: the checks could not all be compared: {problem}.\n"
+            ));
+        }
         for problem in &judged.problems {
             md.push_str(&format!("\nNote: {problem}.\n"));
         }
