@@ -894,3 +894,27 @@ fn a_problem_with_the_base_list_is_said_to_the_reviewer() {
         "{out}"
     );
 }
+
+/// A `verify.sh` the pull request rewrote, which passes with its skipped
+/// test and then puts the base's checks back in the work tree, would hide
+/// what the pull request changed from the comparison that follows it:
+/// CI does not judge files its run of `verify.sh` rewrote.
+#[test]
+fn a_verify_sh_that_rewrites_the_checks_it_ran_is_not_judged() {
+    let (_project, _clone, out) = judged(|r| {
+        honest_or_skipped(r, true);
+        let verify = std::fs::read_to_string(r.path("verify.sh")).expect("verify.sh");
+        r.write(
+            "verify.sh",
+            &format!("{verify}git checkout -q \"$PROVE_IT_BASE\" -- tests verify.sh\n"),
+        );
+    });
+    out.assert("could_not_judge", 2);
+    assert!(
+        out.summary
+            .contains("`./verify.sh` changed tracked files while it ran"),
+        "{out}"
+    );
+    assert!(out.summary.contains("`tests/test_calc.py`"), "{out}");
+    assert_eq!(out.runs()[0], ("head".into(), "passed".into()), "{out}");
+}

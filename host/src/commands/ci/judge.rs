@@ -6,7 +6,7 @@
 //! lives in memory and starts empty, so nothing the agent's machine kept
 //! plays any part.
 
-use super::revisions::Revisions;
+use super::revisions::{self, Revisions};
 use crate::capability::checks::{self, Pinned, Replayable};
 use crate::capability::git::{self, changes::Snapshot};
 use crate::capability::{replay, verify};
@@ -48,6 +48,10 @@ pub struct Judged {
     pub changed: Option<Vec<String>>,
     /// What went wrong on the way, for the person (never a silent pass).
     pub problems: Vec<String>,
+    /// The tracked paths `verify.sh` changed while it ran on the head (or
+    /// a line saying git could not tell): what CI judges after it is no
+    /// longer the pull request's files.
+    pub rewritten: Option<Vec<String>>,
 }
 
 /// What the policy's host shares with the command across its two events.
@@ -295,9 +299,23 @@ impl Host for CiHost {
     fn run_verify(&mut self) -> Reply<VerifyRun> {
         let c = &self.context;
         errln!("prove-it ci: running ./verify.sh on the pull request's code ...");
+        let before = revisions::tracked_state(&c.root);
         let run = verify::run_with(&c.root, c.timeout, &c.env);
         errln!("prove-it ci: {}", super::report::run_said(&run));
-        self.shared().judged.head_run = Some(run.clone());
+        // The check changes and the replay read the work tree after this
+        // run: a `verify.sh` that put the base's checks back once it had
+        // passed would hide what the pull request changed.
+        let after = revisions::tracked_state(&c.root);
+        let rewritten = match (before, after) {
+            (Some(before), Some(after)) if before == after => None,
+            (Some(_), Some(_)) => Some(revisions::dirty(&c.root)),
+            _ => Some(vec![
+                "(git could not say what the tracked files hold)".to_string(),
+            ]),
+        };
+        let mut shared = self.shared();
+        shared.judged.head_run = Some(run.clone());
+        shared.judged.rewritten = rewritten;
         Ok(run)
     }
     fn session_read(&mut self) -> Reply<SessionRead> {

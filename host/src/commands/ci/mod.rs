@@ -71,6 +71,23 @@ pub fn execute(options: &Options) -> Result<ExitCode> {
             return finish(&root, options, summary.as_deref(), report);
         }
     };
+    if let Some(paths) = &judged.rewritten {
+        let why = format!(
+            "`./verify.sh` changed tracked files while it ran on the pull request ({}), so what CI would judge after it is not the pull request's files",
+            paths
+                .iter()
+                .take(5)
+                .map(|p| format!("`{p}`"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        );
+        let next = "run a check that rewrites files (a formatter or a linter with --fix) in its check mode, or as a step before prove-it";
+        let report = Report {
+            judged: Some(&judged),
+            ..Report::cannot(Some(&revs), (why, next.to_string()))
+        };
+        return finish(&root, options, summary.as_deref(), report);
+    }
     let verdict = report::verdict(&judged);
     let claim = claim::read(&root, &revs, verdict.exit_code() == 0);
     finish(

@@ -385,7 +385,10 @@ impl<'a> Report<'a> {
                 md.push_str(&format!("- {}\n", line));
             }
         }
-        if self.verdict.about_checks() {
+        if matches!(
+            self.verdict,
+            CiVerdict::Weakened | CiVerdict::BehaviourChanged
+        ) {
             md.push_str(
                 "\nIf the task asked for this new behaviour, the change may be right: a code owner's approval records that.\n",
             );
@@ -446,31 +449,22 @@ impl<'a> Report<'a> {
         let mut out = Vec::new();
         for file in &checks.files {
             let text = std::fs::read_to_string(root.join(&file.path)).unwrap_or_default();
-            let lines: Vec<&str> = if file.evidence.is_empty() {
-                vec![]
-            } else {
-                file.evidence.iter().map(String::as_str).collect()
-            };
-            if lines.is_empty() {
-                out.push(warning(
-                    &file.path,
-                    None,
-                    &title,
-                    &format!("check {:?}: read its diff", file.change).to_lowercase(),
-                ));
+            if file.evidence.is_empty() {
+                let what = format!("check {:?}: read its diff", file.change).to_lowercase();
+                out.push(warning(&file.path, None, &title, &what));
             }
-            for evidence in lines {
-                let line = quoted(evidence).and_then(|q| line_of(&text, q));
+            for evidence in &file.evidence {
+                let line = quoted(evidence).and_then(|(q, _)| line_of(&text, q));
                 out.push(warning(&file.path, line, &title, evidence));
             }
         }
+        // These lines name their file first, in backticks.
         for line in checks.suspect.iter().chain(&checks.code) {
-            let Some(path) = quoted(line).filter(|p| root.join(p).is_file()) else {
+            let Some((path, rest)) = quoted(line).filter(|(p, _)| root.join(p).is_file()) else {
                 continue;
             };
             let text = std::fs::read_to_string(root.join(path)).unwrap_or_default();
-            let rest = &line[path.len() + 2..];
-            let at = quoted(rest).and_then(|q| line_of(&text, q));
+            let at = quoted(rest).and_then(|(q, _)| line_of(&text, q));
             out.push(warning(path, at, &title, line));
         }
         out
@@ -541,11 +535,11 @@ fn checks_table(checks: &CheckChanges) -> String {
     md
 }
 
-/// The text between the first pair of backticks.
-fn quoted(line: &str) -> Option<&str> {
-    let start = line.find('`')? + 1;
-    let len = line[start..].find('`')?;
-    Some(&line[start..start + len]).filter(|q| !q.is_empty())
+/// The text between the first pair of backticks, and what follows them.
+fn quoted(line: &str) -> Option<(&str, &str)> {
+    let (_, after) = line.split_once('`')?;
+    let (quote, rest) = after.split_once('`')?;
+    Some((quote, rest)).filter(|(q, _)| !q.is_empty())
 }
 
 /// The first line of `text` that holds `quote` (a quote may be cut with
@@ -589,8 +583,11 @@ mod tests {
     fn a_quote_is_found_on_its_line() {
         let text = "import unittest\n\n@unittest.skip(\"later\")\ndef test_a():\n";
         let evidence = "skip marker added: `@unittest.skip(\"later\")`";
-        assert_eq!(quoted(evidence), Some("@unittest.skip(\"later\")"));
-        assert_eq!(line_of(text, quoted(evidence).unwrap()), Some(3));
+        let (quote, _) = quoted(evidence).expect("a quote");
+        assert_eq!(quote, "@unittest.skip(\"later\")");
+        assert_eq!(line_of(text, quote), Some(3));
+        // A file named past non-ASCII text is cut at its backticks.
+        assert_eq!(quoted("é `ç.py`: x `y`"), Some(("ç.py", ": x `y`")));
         assert_eq!(line_of(text, "assert x == 1"), None);
     }
 

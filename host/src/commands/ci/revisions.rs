@@ -174,7 +174,20 @@ pub fn resolve(
         [first, second] if first == merge_base => second.to_string(),
         _ => checked_out.clone(),
     };
-    let dirty = git(
+    let dirty = dirty(root);
+    Ok(Revisions {
+        base: rev(root, merge_base)?,
+        base_ref,
+        base_from,
+        head: rev(root, checked_out)?,
+        tip: rev(root, tip)?,
+        dirty,
+    })
+}
+
+/// The tracked paths the work tree changed from HEAD.
+pub fn dirty(root: &Path) -> Vec<String> {
+    git(
         root,
         &["status", "--porcelain=v1", "-z", "--untracked-files=no"],
     )
@@ -184,13 +197,17 @@ pub fn resolve(
             .map(|entry| String::from_utf8_lossy(&entry[3..]).to_string())
             .collect()
     })
-    .unwrap_or_default();
-    Ok(Revisions {
-        base: rev(root, merge_base)?,
-        base_ref,
-        base_from,
-        head: rev(root, checked_out)?,
-        tip: rev(root, tip)?,
-        dirty,
-    })
+    .unwrap_or_default()
+}
+
+/// HEAD and every tracked file's content, as one value: what `verify.sh`
+/// must leave as it found it (`None`: git cannot say).
+pub fn tracked_state(root: &Path) -> Option<(String, Vec<u8>)> {
+    let head = commit(root, "HEAD")?;
+    let diff = git(
+        root,
+        &["diff", "--binary", "--no-ext-diff", "--no-textconv", "HEAD"],
+    )
+    .ok()?;
+    Some((head, diff))
 }
