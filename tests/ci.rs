@@ -544,6 +544,39 @@ fn a_merge_checkout_is_judged_and_its_second_parent_holds_the_claim() {
     }
 }
 
+/// The session's own trailer (`prove-it setup trailer`) reaches CI: an
+/// honest session's `verified` matches, a weakening session's `weakened`
+/// is shown beside CI's own weakened.
+#[test]
+fn the_sessions_trailer_travels_with_the_commit() {
+    for (weaken, claimed, verdict, status, code) in [
+        (false, "verified", "verified", "matched", 0),
+        (true, "weakened", "weakened", "not_verified", 1),
+    ] {
+        let project = Project::new(Some(VERIFY));
+        let dev = &project.dev;
+        let setup = prove_it(&dev.root, &dev.env, &["setup", "trailer"])
+            .output()
+            .expect("setup trailer");
+        assert!(setup.status.success(), "{setup:?}");
+        dev.start("s");
+        honest_or_skipped(dev, weaken);
+        let stop = dev.stop("s", false);
+        if weaken {
+            stop.assert_allowed_saying("WEAKENED");
+        } else {
+            stop.assert_verified();
+        }
+        let out = dev.git_with_hooks(None, &["commit", "-q", "-a", "-m", "the work"]);
+        assert!(out.status.success(), "{out:?}");
+        dev.git(&["push", "-q", "origin", "pr"]);
+        let out = ci(&project.clone("ci", "pr", &[]));
+        out.assert(verdict, code);
+        assert_eq!(out.json["claim"]["status"], status, "{out}");
+        assert_eq!(out.json["claim"]["verdict"], claimed, "{out}");
+    }
+}
+
 #[test]
 fn a_forged_claim_never_changes_the_outcome() {
     let project = Project::new(Some(VERIFY));

@@ -328,6 +328,7 @@ fn every_command_ends_quietly_when_its_reader_goes_away() {
         (&repo, &["policy", "new", "mine"]),
         (&repo, &["setup", "codex"]),
         (&repo, &["ci", "--base", "HEAD"]),
+        (&repo, &["setup", "trailer"]),
         (&fresh, &["init"]),
         (&repo, &["--help"]),
         (&repo, &["status", "--help"]),

@@ -19,6 +19,7 @@ mod regression;
 mod release;
 mod robustness;
 mod soak;
+mod trailer;
 mod tui;
 mod util;
 mod verify_run;

@@ -130,6 +130,23 @@ impl Repo {
         git(&self.root, args)
     }
 
+    /// git here with the sandbox's settings, so that prove-it run by a git
+    /// hook (the commit trailer's) uses the sandbox's state; `GIT_EDITOR`
+    /// is `editor`, or `:` (no editor).
+    pub fn git_with_hooks(&self, editor: Option<&str>, args: &[&str]) -> Output {
+        let template = prove_it(&self.root, &self.env, &[]);
+        let mut git = Command::new("git");
+        git.args(args).current_dir(&self.root);
+        for (key, value) in template.get_envs() {
+            match value {
+                Some(value) => git.env(key, value),
+                None => git.env_remove(key),
+            };
+        }
+        git.env("GIT_EDITOR", editor.unwrap_or(":"));
+        git.output().expect("git runs")
+    }
+
     /// `prove-it status --json` here: its exit code and its report.
     pub fn status_json(&self) -> (i32, Value) {
         let out = prove_it(&self.root, &self.env, &["status", "--json"])

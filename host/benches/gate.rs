@@ -630,6 +630,70 @@ fn main() {
         ),
     );
 
+    // The commit trailer (`prove-it setup trailer`): a stop that runs
+    // `verify.sh` first keeps the tree's content tree (`git add -A` on a
+    // copy of the index, then `git write-tree`); a read-only stop after it
+    // reuses that. On and off alternate in one loop (the opt-in is one
+    // file in the state dir, moved aside for "off"), with `git status`.
+    for (repo, files) in [(&small, 200), (&large, large_files)] {
+        let setup = Command::new(&*BIN)
+            .args(["setup", "trailer"])
+            .current_dir(repo)
+            .envs(b.env.iter().map(|(k, v)| (k, v)))
+            .output()
+            .expect("prove-it setup trailer");
+        assert!(setup.status.success(), "{setup:?}");
+        let marker = std::fs::read_dir(b.tmp.join("state/repos"))
+            .expect("state dir")
+            .flatten()
+            .map(|e| e.path().join("trailer"))
+            .find(|m| m.exists())
+            .expect("the trailer's opt-in");
+        let off = marker.with_extension("off");
+        let (mut run_on, mut run_off, mut ro_on, mut ro_off, mut status) =
+            (vec![], vec![], vec![], vec![], vec![]);
+        for i in 0..runs.min(21) {
+            for on in [true, false] {
+                let (from, to) = if on { (&off, &marker) } else { (&marker, &off) };
+                if from.exists() {
+                    std::fs::rename(from, to).expect("move the opt-in");
+                }
+                std::fs::write(repo.join("change.txt"), format!("trailer {i} {on}"))
+                    .expect("write");
+                let (run, ro) = if on {
+                    (&mut run_on, &mut ro_on)
+                } else {
+                    (&mut run_off, &mut ro_off)
+                };
+                run.push(b.stop(repo, "s"));
+                ro.push(b.stop(repo, "s"));
+            }
+            status.push(git_status(repo));
+        }
+        if marker.exists() {
+            std::fs::rename(&marker, &off).expect("move the opt-in");
+        }
+        let st = ms(&status);
+        r.row(
+            &format!("Stop that runs `verify.sh`, {files} files, trailer on / off"),
+            format!("{:.2} ms / {:.2} ms", ms(&run_on), ms(&run_off)),
+            format!(
+                "+{:.2} ms, {:.2}x git status -uall ({st:.2} ms)",
+                ms(&run_on) - ms(&run_off),
+                (ms(&run_on) - ms(&run_off)) / st
+            ),
+        );
+        r.row(
+            &format!("read-only Stop after it, {files} files, trailer on / off"),
+            format!("{:.2} ms / {:.2} ms", ms(&ro_on), ms(&ro_off)),
+            format!(
+                "{:.2}x / {:.2}x git status -uall",
+                ms(&ro_on) / st,
+                ms(&ro_off) / st
+            ),
+        );
+    }
+
     // A passing stop after the session changed a check: `verify.sh` runs,
     // then again in a throwaway copy with the check as it was at the start
     // (the replay), alternating with a passing stop that changed no check.

@@ -107,7 +107,7 @@ pub enum Command {
         #[arg(long, value_enum, value_delimiter = ',', value_name = "KIND")]
         skip: Vec<crate::commands::canary::Kind>,
     },
-    /// Gate Codex CLI, Gemini CLI, Copilot CLI or Qwen Code here: wire its hooks.
+    /// Gate Codex CLI, Gemini CLI, Copilot CLI or Qwen Code here, or add the commit trailer.
     ///
     /// Writes the gate's hooks into the repository's own hook file
     /// (`.codex/hooks.json`, `.gemini/settings.json`,
@@ -120,6 +120,12 @@ pub enum Command {
     /// repository's. For Copilot it says what `copilot -p` needs to run a
     /// repository's hooks. Claude Code needs no setup: its plugin carries
     /// its hooks.
+    ///
+    /// `prove-it setup trailer` wires git's `prepare-commit-msg` and
+    /// `commit-msg` hooks here (keeping the ones there, which run first) so
+    /// each commit gets a `Prove-It: <verdict> tree=<oid>` line from the
+    /// gate's verdict on exactly its tree, or `Prove-It: unverified`;
+    /// `prove-it ci` reads it and judges for itself.
     Setup {
         /// The agent host to wire.
         #[arg(value_enum)]
@@ -194,6 +200,24 @@ pub enum Command {
     /// base not in a shallow clone, or the base has no verify.sh: no
     /// baseline).
     Ci(CiArgs),
+    /// Add the `Prove-It:` trailer to a commit message (run by the git hooks
+    /// `prove-it setup trailer` writes).
+    ///
+    /// Names the gate's verdict whose content tree is the commit's tree
+    /// (`--tree`, from `git write-tree`), or says `unverified`. Never fails
+    /// the commit: a problem is said on stderr and the commit has no
+    /// trailer.
+    Trailer {
+        /// The git hook that runs it.
+        #[arg(value_enum)]
+        hook: crate::commands::trailer::TrailerHook,
+        /// The tree the commit will have.
+        #[arg(long, value_name = "OID", allow_hyphen_values = true)]
+        tree: String,
+        /// The commit message file, then git's other hook arguments.
+        #[arg(required = true, num_args = 1..)]
+        args: Vec<PathBuf>,
+    },
     /// Print the last verdict the gate reached here; exit 0 only if proven.
     ///
     /// For scripts and CI after a headless run, e.g.
@@ -255,15 +279,19 @@ pub enum SetupAgent {
     Copilot,
     /// Qwen Code.
     Qwen,
+    /// Not an agent host: the `Prove-It:` commit trailer (git hooks).
+    Trailer,
 }
 
-impl From<SetupAgent> for Agent {
-    fn from(agent: SetupAgent) -> Agent {
-        match agent {
-            SetupAgent::Codex => Agent::Codex,
-            SetupAgent::Gemini => Agent::Gemini,
-            SetupAgent::Copilot => Agent::Copilot,
-            SetupAgent::Qwen => Agent::Qwen,
+impl SetupAgent {
+    /// The agent host, `None` for the trailer.
+    pub fn agent(self) -> Option<Agent> {
+        match self {
+            SetupAgent::Codex => Some(Agent::Codex),
+            SetupAgent::Gemini => Some(Agent::Gemini),
+            SetupAgent::Copilot => Some(Agent::Copilot),
+            SetupAgent::Qwen => Some(Agent::Qwen),
+            SetupAgent::Trailer => None,
         }
     }
 }

@@ -26,8 +26,12 @@ fn main() -> ExitCode {
         cli::Command::Canary { dir, json, skip } => {
             Ok(commands::canary::execute(&dir, json, &skip))
         }
-        cli::Command::Setup { agent, dir, user } => {
-            commands::setup::execute(agent.into(), &dir, user)
+        cli::Command::Setup { agent, dir, user } => match agent.agent() {
+            Some(agent) => commands::setup::execute(agent, &dir, user),
+            None => commands::trailer::setup(&dir, user),
+        },
+        cli::Command::Trailer { hook, tree, args } => {
+            commands::trailer::execute(hook, &tree, &args[0])
         }
         cli::Command::Ledger { days, repo, json } => {
             commands::ledger::execute(days, repo.as_deref(), json)

@@ -50,6 +50,9 @@ pub struct Loaded {
     /// command line names (Copilot also runs Claude Code's hooks from
     /// `.claude/settings.json`).
     pub under_copilot: bool,
+    /// `GIT_EDITOR=:`, which git sets for its commit hooks when no editor
+    /// will open on the message (for `prove-it trailer`).
+    pub commit_without_editor: bool,
     /// What Copilot CLI needs to run a repository's hooks in `copilot -p`:
     /// `COPILOT_ALLOW_ALL=true` or `GITHUB_COPILOT_PROMPT_MODE_REPO_HOOKS=true`
     /// (for `doctor`).
@@ -123,6 +126,7 @@ pub fn from_lookup(lookup: impl Fn(&str) -> Option<OsString>) -> Loaded {
         .map(|p| std::env::split_paths(&p).collect())
         .unwrap_or_default();
     let under_copilot = lookup("COPILOT_CLI").is_some_and(|v| v == "1");
+    let commit_without_editor = lookup("GIT_EDITOR").is_some_and(|v| v == ":");
     let copilot_repo_hooks = ["COPILOT_ALLOW_ALL", "GITHUB_COPILOT_PROMPT_MODE_REPO_HOOKS"]
         .iter()
         .any(|name| lookup(name).is_some_and(|v| v == "true"));
@@ -177,6 +181,7 @@ pub fn from_lookup(lookup: impl Fn(&str) -> Option<OsString>) -> Loaded {
         tmpdir,
         path,
         under_copilot,
+        commit_without_editor,
         copilot_repo_hooks,
         ci,
         notes,

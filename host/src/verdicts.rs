@@ -26,6 +26,11 @@ pub struct Record {
     /// The checks the session changed, when the verdict is about them.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub checks: Option<CheckChanges>,
+    /// The git tree of the work tree the verdict is about
+    /// (`capability::content`), kept only when the commit trailer is set
+    /// up: what a commit's `Prove-It:` trailer is matched by.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub content_tree: Option<String>,
 }
 
 /// Where the last verdict of a repository is kept.
@@ -39,7 +44,13 @@ fn session_file(state_dir: &Path, root: &Path, session_id: &str) -> PathBuf {
 }
 
 /// Records the verdict of one repository's stop.
-pub fn save(state_dir: &Path, root: &Path, session_id: &str, decision: &Decision) -> Result<()> {
+pub fn save(
+    state_dir: &Path,
+    root: &Path,
+    session_id: &str,
+    decision: &Decision,
+    content_tree: Option<String>,
+) -> Result<()> {
     // What the agent was told for a block; what the person saw otherwise.
     let shown = match decision.action {
         Action::Block => decision.reason.as_deref(),
@@ -55,6 +66,7 @@ pub fn save(state_dir: &Path, root: &Path, session_id: &str, decision: &Decision
             .and_then(|text| text.lines().next())
             .map(str::to_string),
         checks: decision.checks.clone(),
+        content_tree,
     };
     let bytes = serde_json::to_vec(&record).context("cannot encode the verdict")?;
     let session = session_file(state_dir, root, session_id);
@@ -95,6 +107,7 @@ impl Record {
             tree,
             said,
             checks,
+            content_tree,
         } = self;
         *verdict == other.verdict
             && *session == other.session
@@ -102,6 +115,7 @@ impl Record {
             && *tree == other.tree
             && *said == other.said
             && *checks == other.checks
+            && *content_tree == other.content_tree
     }
 }
 
@@ -130,4 +144,43 @@ pub fn load(state_dir: &Path, root: &Path, session: Option<&str>) -> Result<Opti
         );
     }
     Ok(Some(record))
+}
+
+/// The records of the repository at `root` whose content tree is `tree`:
+/// its last verdict and each session's. Records that cannot be read are
+/// left out (they name no tree).
+pub fn about_content_tree(state_dir: &Path, root: &Path, tree: &str) -> Vec<Record> {
+    let repo_dir = state::repo_dir(state_dir, root);
+    let mut files = vec![last_file(state_dir, root)];
+    if let Ok(entries) = std::fs::read_dir(repo_dir.join("sessions")) {
+        files.extend(
+            entries
+                .flatten()
+                .map(|e| e.path())
+                .filter(|p| p.to_string_lossy().ends_with(".verdict.json")),
+        );
+    }
+    files
+        .iter()
+        .filter_map(|file| std::fs::read(file).ok())
+        .filter_map(|bytes| serde_json::from_slice::<Record>(&bytes).ok())
+        .filter(|r| r.repo == root && r.content_tree.as_deref() == Some(tree))
+        .collect()
+}
+
+/// The content tree kept by this session's last record, if it is about
+/// the tree fingerprinted `tree`: a stop on a tree judged before need not
+/// hash it again.
+pub fn kept_content_tree(
+    state_dir: &Path,
+    root: &Path,
+    session_id: &str,
+    tree: Option<&str>,
+) -> Option<String> {
+    let tree = tree?;
+    let bytes = std::fs::read(session_file(state_dir, root, session_id)).ok()?;
+    let kept: Record = serde_json::from_slice(&bytes).ok()?;
+    (kept.repo == root && kept.tree.as_deref() == Some(tree))
+        .then_some(kept.content_tree)
+        .flatten()
 }

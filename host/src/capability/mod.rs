@@ -6,6 +6,7 @@
 //! failed on what.
 
 pub mod checks;
+pub mod content;
 pub mod copy;
 pub mod git;
 pub mod ledger;
@@ -277,6 +278,18 @@ impl Host for Capabilities {
         reply(verify::verify_facts(&self.root))
     }
     fn run_verify(&mut self) -> Reply<VerifyRun> {
+        let repo_dir = self.state.repo_dir();
+        if content::opted_in(repo_dir)
+            && let Some(walk) = &self.last_walk
+        {
+            // Not kept: the stop's record takes the tree as it is then.
+            let _ = content::keep_before_run(
+                &self.root,
+                repo_dir,
+                &self.state.content_file(),
+                &walk.state.fingerprint,
+            );
+        }
         let env = self.changed_env();
         let run = verify::run_with(
             &self.root,

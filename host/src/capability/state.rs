@@ -154,6 +154,17 @@ impl StateStore {
         self.host_file("changed")
     }
 
+    /// Where the host keeps the content tree of the tree this session's
+    /// last `verify.sh` run was given (`super::content`).
+    pub fn content_file(&self) -> PathBuf {
+        self.host_file("content.json")
+    }
+
+    /// This repository's state folder.
+    pub fn repo_dir(&self) -> &Path {
+        &self.repo_dir
+    }
+
     /// Where the host pins this session's checks (`super::checks::Pinned`).
     pub fn checks_file(&self) -> PathBuf {
         self.host_file("checks.json")

@@ -242,6 +242,16 @@ pub fn execute(dir: &Path, run_verify: bool) -> Result<ExitCode> {
     if let Some(root) = &root {
         hosts.extend(agent_rows(&mut report, root, &loaded));
         sandbox_rows(&mut report, root, &loaded);
+        let dirs = loaded.dirs.outside(root, &mut Vec::new());
+        match crate::commands::trailer::wiring(root, &dirs.state) {
+            None => report.row(
+                Mark::Info,
+                "trailer",
+                "off (`prove-it setup trailer`: each commit names the gate's verdict on its tree, for `prove-it ci` to compare)",
+            ),
+            Some(Ok(text)) => report.row(Mark::Ok, "trailer", text),
+            Some(Err(text)) => report.row(Mark::Warn, "trailer", text),
+        }
     }
     policy_row(&mut report, &dir, &loaded);
 

@@ -10,6 +10,7 @@
 
 use crate::agent::{self, Agent, HookEvent, Input};
 use crate::capability::{Capabilities, git, ledger, state};
+use crate::commands::trailer;
 use crate::runtime::RunOptions;
 use crate::selection::{self, Policy};
 use crate::settings::{self, Dirs, Loaded};
@@ -251,7 +252,14 @@ fn record(root: &Path, session_id: &str, loaded: &Loaded, mut decision: Decision
     }
     let dirs = loaded.dirs.outside(root, &mut Vec::new());
     let mut notes = Vec::new();
-    if let Err(e) = verdicts::save(&dirs.state, root, session_id, &decision) {
+    let content_tree = trailer::content_for(&dirs.state, root, session_id, &decision)
+        .unwrap_or_else(|e| {
+            notes.push(format!(
+                "prove-it: {e:#}; its commit will say `unverified`."
+            ));
+            None
+        });
+    if let Err(e) = verdicts::save(&dirs.state, root, session_id, &decision, content_tree) {
         notes.push(format!(
             "prove-it: {e:#}, so `prove-it status` cannot report this stop."
         ));

@@ -11,3 +11,4 @@ pub mod policy;
 pub mod sandbox;
 pub mod setup;
 pub mod status;
+pub mod trailer;

@@ -6,6 +6,7 @@
 //! (a trailer) is shown beside the verdict and never changes it.
 
 mod claim;
+pub use claim::TRAILER;
 mod judge;
 mod report;
 mod revisions;
