@@ -7,11 +7,12 @@
 #                        then the host and every test); every test that needs
 #                        no network and no agent CLI; whitespace.
 #   ./verify.sh --full   the same, plus the slow suite: real Claude Code,
-#                        Codex, Gemini, Copilot and Qwen sessions (the plugin
-#                        downloading its host among them), the release
-#                        archives run here (aarch64 under qemu-user), a
-#                        fresh `policy new` crate build, the soak, the
-#                        canary on real Rust, Python, Node and Go projects.
+#                        Codex, Gemini, Copilot, Qwen, pi and OpenCode
+#                        sessions (the plugin downloading its host among
+#                        them), the release archives run here (aarch64
+#                        under qemu-user), a fresh `policy new` crate
+#                        build, the soak, the canary on real Rust, Python,
+#                        Node and Go projects.
 #                        It installs the pinned agent CLIs (npm), the
 #                        stack tools (tests/install-stack-tools.sh: pytest,
 #                        mypy, ruff, tsc, eslint; Go from the system's
@@ -35,7 +36,7 @@ full=false
 case "${1:-}" in
   "") ;;
   --full) full=true ;;
-  -h | --help) sed -n '2,30p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+  -h | --help) sed -n '2,31p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
   *) printf 'verify.sh: unknown argument `%s`: use --full, or nothing (--help says more)\n' "$1" >&2; exit 2 ;;
 esac
 

@@ -1,10 +1,10 @@
-//! Codex CLI, Gemini CLI, Copilot CLI and Qwen Code, driven for real: the
-//! pinned CLIs (`tests/install-agent-clis.sh`), wired by `prove-it setup`,
-//! run headless against a scripted model on loopback that speaks each one's
-//! wire format. Every assertion reads what the host itself reported
-//! (Codex's hook status lines, Gemini's stream-json and stderr, Copilot's
-//! and Qwen's stderr), what the model was sent, and the gate's own record
-//! (`prove-it status`).
+//! Codex CLI, Gemini CLI, Copilot CLI, Qwen Code, pi and OpenCode, driven
+//! for real: the pinned CLIs (`tests/install-agent-clis.sh`), wired by
+//! `prove-it setup`, run headless against a scripted model on loopback that
+//! speaks each one's wire format. Every assertion reads what the host
+//! itself reported (Codex's hook status lines, Gemini's stream-json and
+//! stderr, the others' stderr), what the model was sent, and the gate's
+//! own record (`prove-it status`).
 
 use crate::claude::Step;
 use crate::util::{BIN, Repo, Sandbox, prove_it};
@@ -21,10 +21,19 @@ pub enum Host {
     Gemini,
     Copilot,
     Qwen,
+    Pi,
+    Opencode,
 }
 
 impl Host {
-    const ALL: [Host; 4] = [Host::Codex, Host::Gemini, Host::Copilot, Host::Qwen];
+    const ALL: [Host; 6] = [
+        Host::Codex,
+        Host::Gemini,
+        Host::Copilot,
+        Host::Qwen,
+        Host::Pi,
+        Host::Opencode,
+    ];
 
     fn name(self) -> &'static str {
         match self {
@@ -32,6 +41,8 @@ impl Host {
             Host::Gemini => "gemini",
             Host::Copilot => "copilot",
             Host::Qwen => "qwen",
+            Host::Pi => "pi",
+            Host::Opencode => "opencode",
         }
     }
 
@@ -42,6 +53,8 @@ impl Host {
             Host::Gemini => "target/gemini-cli/node_modules/.bin/gemini",
             Host::Copilot => "target/copilot-cli/node_modules/.bin/copilot",
             Host::Qwen => "target/qwen-code/node_modules/.bin/qwen",
+            Host::Pi => "target/pi-cli/node_modules/.bin/pi",
+            Host::Opencode => "target/opencode-cli/node_modules/.bin/opencode",
         });
         assert!(
             path.exists(),
@@ -55,7 +68,7 @@ impl Host {
 
 /// A model on 127.0.0.1 that answers each agent turn from a script, in the
 /// wire format of `host`: OpenAI Responses (Codex), Gemini's
-/// streamGenerateContent, or streamed Chat Completions (Copilot, Qwen).
+/// streamGenerateContent, or streamed Chat Completions (the others).
 pub struct Model {
     pub url: String,
     requests: Arc<Mutex<Vec<Value>>>,
@@ -160,9 +173,11 @@ fn answer(
                 json!({"type": "response.created", "response": {"id": format!("resp_{n}")}}),
             );
             let item = match step {
-                Step::Bash(cmd) => json!({"type": "function_call", "id": format!("fc_{n}"),
+                Step::Bash(cmd) | Step::SayThenBash(_, cmd) => {
+                    json!({"type": "function_call", "id": format!("fc_{n}"),
                     "call_id": format!("call_{n}"), "name": "exec_command",
-                    "arguments": json!({"cmd": cmd}).to_string()}),
+                    "arguments": json!({"cmd": cmd}).to_string()})
+                }
                 Step::Say(text) => {
                     json!({"type": "message", "role": "assistant", "id": format!("msg_{n}"),
                     "content": [{"type": "output_text", "text": text}]})
@@ -182,7 +197,7 @@ fn answer(
         Host::Gemini if path.contains(":streamGenerateContent") => {
             let (step, _) = next(body, seen, script);
             let part = match step {
-                Step::Bash(cmd) => {
+                Step::Bash(cmd) | Step::SayThenBash(_, cmd) => {
                     json!({"functionCall": {"name": "run_shell_command", "args": {"command": cmd}}})
                 }
                 Step::Say(text) => json!({"text": text}),
@@ -192,12 +207,27 @@ fn answer(
                 "usageMetadata": {"promptTokenCount": 1, "candidatesTokenCount": 1, "totalTokenCount": 2}});
             sse.push_str(&format!("data: {chunk}\n\n"));
         }
-        Host::Copilot | Host::Qwen if path.ends_with("/chat/completions") => {
+        Host::Copilot | Host::Qwen | Host::Pi | Host::Opencode
+            if path.ends_with("/chat/completions") =>
+        {
             let request: Value = serde_json::from_slice(body).unwrap_or(Value::Null);
-            let (step, n) = next(body, seen, script);
+            // OpenCode asks for the session's title first, with no tools:
+            // not a step of the script, and not a request of the agent's.
+            let title = request
+                .get("tools")
+                .is_none_or(|t| t.as_array().is_none_or(Vec::is_empty));
+            let (step, n) = if host == Host::Opencode && title {
+                (Step::Say("ok"), 0)
+            } else {
+                next(body, seen, script)
+            };
             let chunk = |delta: Value, finish: Value| {
                 json!({"id": format!("chat_{n}"), "object": "chat.completion.chunk", "created": 0,
                     "model": "scripted", "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]})
+            };
+            let (text, step) = match step {
+                Step::SayThenBash(text, cmd) => (Some(text), Step::Bash(cmd)),
+                other => (None, other),
             };
             let (delta, finish) = match step {
                 Step::Bash(cmd) => {
@@ -211,14 +241,19 @@ fn answer(
                         .into_iter()
                         .find(|n| names.iter().any(|m| m == n))
                         .unwrap_or("bash");
-                    let args = json!({"command": cmd, "description": "run a command"});
+                    let args = if host == Host::Pi {
+                        json!({"command": cmd})
+                    } else {
+                        json!({"command": cmd, "description": "run a command"})
+                    };
                     (
-                        json!({"role": "assistant", "tool_calls": [{"index": 0, "id": format!("call_{n}"),
+                        json!({"role": "assistant", "content": text, "tool_calls": [{"index": 0, "id": format!("call_{n}"),
                             "type": "function", "function": {"name": name, "arguments": args.to_string()}}]}),
                         "tool_calls",
                     )
                 }
                 Step::Say(text) => (json!({"role": "assistant", "content": text}), "stop"),
+                Step::SayThenBash(..) => unreachable!("split above"),
             };
             sse.push_str(&format!("data: {}\n\n", chunk(delta, Value::Null)));
             sse.push_str(&format!("data: {}\n\n", chunk(json!({}), json!(finish))));
@@ -338,6 +373,27 @@ stream_max_retries = 0
                     "privacy": {"usageStatisticsEnabled": false}});
                 std::fs::write(dir.join("settings.json"), settings.to_string()).expect("settings");
             }
+            Host::Pi => {
+                let dir = self.home().join(".pi/agent");
+                std::fs::create_dir_all(&dir).expect("pi home");
+                let models = json!({"providers": {"scripted": {"baseUrl": format!("{}/v1", self.model.url),
+                    "api": "openai-completions", "apiKey": "scripted", "models": [{"id": "scripted"}]}}});
+                std::fs::write(dir.join("models.json"), models.to_string()).expect("models");
+            }
+            Host::Opencode => {
+                let dir = self.home().join(".config/opencode");
+                std::fs::create_dir_all(&dir).expect("opencode home");
+                let config = json!({"provider": {"scripted": {"npm": "@ai-sdk/openai-compatible",
+                    "name": "Scripted", "options": {"baseURL": format!("{}/v1", self.model.url), "apiKey": "scripted"},
+                    "models": {"scripted": {"name": "scripted"}}}},
+                    "model": "scripted/scripted", "autoupdate": false, "share": "disabled"});
+                std::fs::write(dir.join("opencode.json"), config.to_string()).expect("config");
+                // At every start OpenCode installs its plugin package into
+                // each config folder, and waits a minute for it offline:
+                // it is there already, as OpenCode would leave it.
+                seed_opencode_plugin(&dir);
+                seed_opencode_plugin(&self.repo.root.join(".opencode"));
+            }
         }
     }
 
@@ -396,6 +452,41 @@ stream_max_retries = 0
                 }
                 cmd.args(["-p", prompt]);
             }
+            Host::Pi => {
+                let node =
+                    prove_it_test_support::workspace().join("target/node22/node_modules/node/bin");
+                let path = std::env::join_paths(std::iter::once(node).chain(
+                    std::env::split_paths(&std::env::var_os("PATH").unwrap_or_default()),
+                ))
+                .expect("PATH");
+                cmd.env("PATH", path)
+                    .env("PI_OFFLINE", "1")
+                    .env("PI_SKIP_VERSION_CHECK", "1")
+                    .env("PI_TELEMETRY", "0")
+                    .args(["-p", "--provider", "scripted", "--model", "scripted"]);
+                // pi skips a project's extension, silently, unless the
+                // project is trusted: -a trusts it for this run.
+                if self.repo.path(".pi/extensions").exists() {
+                    cmd.arg("-a");
+                }
+                if resume {
+                    cmd.arg("--continue");
+                }
+                cmd.arg(prompt);
+            }
+            Host::Opencode => {
+                // `opencode run` works in $PWD, not in its current directory.
+                cmd.env("PWD", &self.repo.root)
+                    .env("OPENCODE_DISABLE_AUTOUPDATE", "1")
+                    .env("OPENCODE_DISABLE_MODELS_FETCH", "1")
+                    .env("OPENCODE_DISABLE_DEFAULT_PLUGINS", "true")
+                    .env("OPENCODE_DISABLE_SHARE", "1")
+                    .args(["run", "--auto", "--model", "scripted/scripted"]);
+                if resume {
+                    cmd.arg("--continue");
+                }
+                cmd.arg(prompt);
+            }
             Host::Qwen => {
                 cmd.env("OPENAI_BASE_URL", format!("{}/v1", self.model.url))
                     .env("OPENAI_API_KEY", "scripted")
@@ -441,6 +532,27 @@ stream_max_retries = 0
     }
 }
 
+/// Puts the package OpenCode installs at its start into `dir`, with the
+/// `.gitignore` OpenCode writes there (so `git status` stays clean).
+fn seed_opencode_plugin(dir: &std::path::Path) {
+    let seed = prove_it_test_support::workspace().join("target/opencode-plugin");
+    assert!(
+        seed.join("node_modules").exists(),
+        "OpenCode's plugin package is not at {}: run `tests/install-agent-clis.sh`",
+        seed.display()
+    );
+    std::fs::create_dir_all(dir).expect("config dir");
+    for name in ["package.json", "package-lock.json"] {
+        std::fs::copy(seed.join(name), dir.join(name)).expect("copy");
+    }
+    std::os::unix::fs::symlink(seed.join("node_modules"), dir.join("node_modules")).expect("link");
+    std::fs::write(
+        dir.join(".gitignore"),
+        "node_modules\npackage.json\npackage-lock.json\nbun.lock\n.gitignore\n",
+    )
+    .expect("gitignore");
+}
+
 /// Where Copilot CLI unpacks its JS, shared by the tests.
 fn copilot_cache() -> PathBuf {
     prove_it_test_support::workspace().join("target/copilot-cli/pkg-cache")
@@ -460,7 +572,7 @@ impl Run {
                 .filter(|s| *s == "Blocked")
                 .count(),
             Host::Gemini => self.gemini_blocks().len(),
-            Host::Copilot | Host::Qwen => {
+            Host::Copilot | Host::Qwen | Host::Pi | Host::Opencode => {
                 let reasons = |request: Option<&Value>| {
                     request.map_or(0, |r| r.to_string().matches(BLOCKED).count())
                 };
@@ -469,8 +581,9 @@ impl Run {
         }
     }
 
-    /// What Copilot or Qwen showed the person on stderr: Copilot's hook
-    /// warnings (`! TEXT`), Qwen's hook messages.
+    /// What the host showed the person on stderr: Copilot's hook warnings
+    /// (`! TEXT`), Qwen's hook messages, what pi's extension and OpenCode's
+    /// plugin wrote there.
     pub fn said(&self) -> &str {
         &self.stderr
     }
@@ -527,7 +640,7 @@ fn both(test: impl Fn(Host)) {
 
 /// A false completion: caught, sent back with the failing line, fixed.
 #[test]
-#[ignore = "slow suite: the real Codex, Gemini, Copilot and Qwen CLIs (./verify.sh --full)"]
+#[ignore = "slow suite: the real Codex, Gemini, Copilot, Qwen, pi and OpenCode CLIs (./verify.sh --full)"]
 fn a_false_completion_is_caught_and_fixed() {
     both(|host| {
         let agent = Agent::new(
@@ -555,9 +668,10 @@ fn a_false_completion_is_caught_and_fixed() {
                 "{}",
                 run.dump()
             ),
-            // Qwen writes a hook's message to stderr in text mode; Copilot
-            // shows none of a pass (`prove-it status` says it).
-            Host::Qwen => assert!(
+            // Qwen writes a hook's message to stderr in text mode, as pi's
+            // extension and OpenCode's plugin do; Copilot shows none of a
+            // pass (`prove-it status` says it).
+            Host::Qwen | Host::Pi | Host::Opencode => assert!(
                 run.said()
                     .contains("prove-it: verified: ./verify.sh exit 0"),
                 "{}",
@@ -572,7 +686,7 @@ fn a_false_completion_is_caught_and_fixed() {
 /// `prove-it setup --user` gates a repository that has no hook file of its
 /// own: the hooks live in the person's config.
 #[test]
-#[ignore = "slow suite: the real Codex, Gemini, Copilot and Qwen CLIs (./verify.sh --full)"]
+#[ignore = "slow suite: the real Codex, Gemini, Copilot, Qwen, pi and OpenCode CLIs (./verify.sh --full)"]
 fn user_wide_setup_gates_a_repository_without_hook_files() {
     both(|host| {
         let agent = Agent::set_up(
@@ -585,7 +699,14 @@ fn user_wide_setup_gates_a_repository_without_hook_files() {
             ],
             &["--user"],
         );
-        for hook_dir in [".codex", ".gemini", ".github", ".qwen"] {
+        for hook_dir in [
+            ".codex",
+            ".gemini",
+            ".github",
+            ".qwen",
+            ".pi",
+            ".opencode/plugins",
+        ] {
             assert!(!agent.repo.path(hook_dir).exists(), "{hook_dir}");
         }
         let run = agent.run("make the change", false, &[]);
@@ -596,7 +717,7 @@ fn user_wide_setup_gates_a_repository_without_hook_files() {
 
 /// Work hidden in a commit is still the session's work.
 #[test]
-#[ignore = "slow suite: the real Codex, Gemini, Copilot and Qwen CLIs (./verify.sh --full)"]
+#[ignore = "slow suite: the real Codex, Gemini, Copilot, Qwen, pi and OpenCode CLIs (./verify.sh --full)"]
 fn work_hidden_in_a_commit_is_caught() {
     both(|host| {
         let agent = Agent::new(
@@ -617,7 +738,7 @@ fn work_hidden_in_a_commit_is_caught() {
 
 /// A session that changes nothing is not checked at all.
 #[test]
-#[ignore = "slow suite: the real Codex, Gemini, Copilot and Qwen CLIs (./verify.sh --full)"]
+#[ignore = "slow suite: the real Codex, Gemini, Copilot, Qwen, pi and OpenCode CLIs (./verify.sh --full)"]
 fn a_read_only_session_is_untouched() {
     both(|host| {
         let agent = Agent::new(
@@ -635,7 +756,7 @@ fn a_read_only_session_is_untouched() {
 
 /// Deleting `verify.sh` does not open the gate.
 #[test]
-#[ignore = "slow suite: the real Codex, Gemini, Copilot and Qwen CLIs (./verify.sh --full)"]
+#[ignore = "slow suite: the real Codex, Gemini, Copilot, Qwen, pi and OpenCode CLIs (./verify.sh --full)"]
 fn deleting_verify_sh_is_refused() {
     both(|host| {
         let agent = Agent::new(
@@ -664,7 +785,7 @@ fn deleting_verify_sh_is_refused() {
 /// turn (retries that use a tool included: Gemini's trap), then the turn
 /// ends with the loud warning; the next turn is gated again.
 #[test]
-#[ignore = "slow suite: the real Codex, Gemini, Copilot and Qwen CLIs (./verify.sh --full)"]
+#[ignore = "slow suite: the real Codex, Gemini, Copilot, Qwen, pi and OpenCode CLIs (./verify.sh --full)"]
 fn a_stubborn_agent_meets_the_cap_then_the_next_turn_is_gated() {
     both(|host| {
         let mut script = vec![Step::Bash("echo oops > broken")];
@@ -693,7 +814,7 @@ fn a_stubborn_agent_meets_the_cap_then_the_next_turn_is_gated() {
                 "{}",
                 run.dump()
             ),
-            Host::Copilot | Host::Qwen => assert!(
+            Host::Copilot | Host::Qwen | Host::Pi | Host::Opencode => assert!(
                 run.said()
                     .contains("this turn ended without passing verification"),
                 "{}",
@@ -711,7 +832,7 @@ fn a_stubborn_agent_meets_the_cap_then_the_next_turn_is_gated() {
 /// PROVE_IT_SKIP=1 lets the turn end, and says so wherever the host shows
 /// hook output, and in the record.
 #[test]
-#[ignore = "slow suite: the real Codex, Gemini, Copilot and Qwen CLIs (./verify.sh --full)"]
+#[ignore = "slow suite: the real Codex, Gemini, Copilot, Qwen, pi and OpenCode CLIs (./verify.sh --full)"]
 fn a_skip_is_visible() {
     both(|host| {
         let agent = Agent::new(
@@ -727,7 +848,7 @@ fn a_skip_is_visible() {
                 "{}",
                 run.dump()
             ),
-            Host::Copilot | Host::Qwen => assert!(
+            Host::Copilot | Host::Qwen | Host::Pi | Host::Opencode => assert!(
                 run.said().contains("skipped: PROVE_IT_SKIP=1"),
                 "{}",
                 run.dump()
@@ -735,6 +856,146 @@ fn a_skip_is_visible() {
         }
         assert_eq!(agent.verdict(), "skipped", "{host:?}");
     });
+}
+
+/// Text that comes with a tool call is not the end of the turn: the gate
+/// judges the turn's last answer, not a step on the way (OpenCode fires
+/// its end-of-text hook for both).
+#[test]
+#[ignore = "slow suite: the real Codex, Gemini, Copilot, Qwen, pi and OpenCode CLIs (./verify.sh --full)"]
+fn text_that_comes_with_a_tool_call_is_not_a_stop() {
+    both(|host| {
+        let agent = Agent::new(
+            host,
+            vec![
+                Step::Bash("echo work > feature.txt"),
+                Step::SayThenBash("All tests pass; one more thing.", "echo oops > broken"),
+                Step::Bash("rm broken"),
+                Step::Say("Done."),
+            ],
+        );
+        let runs_before = agent.repo.runs();
+        let run = agent.run("make the change", false, &[]);
+        assert_eq!(run.blocks(), 0, "{host:?}\n{}", run.dump());
+        // One run of verify.sh: at the end of the turn, none on the way.
+        assert_eq!(
+            agent.repo.runs(),
+            runs_before + 1,
+            "{host:?}\n{}",
+            run.dump()
+        );
+        assert_eq!(agent.verdict(), "verified", "{host:?}");
+    });
+}
+
+/// pi and OpenCode run prove-it from a file of code that names the binary:
+/// a binary that is gone is said where the person looks, not passed over.
+#[test]
+#[ignore = "slow suite: the real Codex, Gemini, Copilot, Qwen, pi and OpenCode CLIs (./verify.sh --full)"]
+fn a_binary_gone_from_the_extension_is_a_gate_error_the_person_sees() {
+    both(|host| {
+        let file = match host {
+            Host::Pi => ".pi/extensions/prove-it.ts",
+            Host::Opencode => ".opencode/plugins/prove-it.js",
+            _ => return,
+        };
+        let agent = Agent::new(
+            host,
+            vec![Step::Bash("echo oops > broken"), Step::Say("Done.")],
+        );
+        let text = std::fs::read_to_string(agent.repo.path(file)).expect("the file setup wrote");
+        agent
+            .repo
+            .write(file, &text.replace(BIN, "/nowhere/prove-it"));
+        let run = agent.run("make the change", false, &[]);
+        assert!(
+            run.said()
+                .contains("prove-it: gate error: cannot run /nowhere/prove-it")
+                && run.said().contains("this turn was NOT verified"),
+            "{host:?}\n{}",
+            run.dump()
+        );
+        let doctor = prove_it(&agent.repo.root, &agent.sb.env, &["doctor", "--no-run"])
+            .output()
+            .expect("doctor");
+        let said = String::from_utf8_lossy(&doctor.stdout);
+        assert!(
+            said.contains(&format!("FAIL  {}", host.name())) && said.contains("/nowhere/prove-it"),
+            "{said}"
+        );
+    });
+}
+
+/// pi skips a project's extension silently unless the project is trusted:
+/// doctor says so before the person finds out from an ungated turn, and
+/// says nothing once pi trusts it.
+#[test]
+#[ignore = "slow suite: the real Codex, Gemini, Copilot, Qwen, pi and OpenCode CLIs (./verify.sh --full)"]
+fn pi_skipping_an_untrusted_project_is_reported_by_doctor() {
+    let agent = Agent::new(
+        Host::Pi,
+        vec![Step::Bash("echo oops > broken"), Step::Say("Done.")],
+    );
+    let doctor = || {
+        let out = prove_it(&agent.repo.root, &agent.sb.env, &["doctor", "--no-run"])
+            .output()
+            .expect("doctor");
+        String::from_utf8_lossy(&out.stdout).to_string()
+    };
+    let said = doctor();
+    assert!(
+        said.contains("ok    pi")
+            && said.contains("warn  pi          pi has not been told to trust this project"),
+        "{said}"
+    );
+    // What doctor warns of: without -a, pi runs no extension and says nothing.
+    let mut cmd = Command::new("timeout");
+    cmd.args(["--kill-after=5", "120"]).arg(Host::Pi.bin());
+    cmd.env_clear()
+        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+        .envs(&agent.sb.env)
+        .env("PI_OFFLINE", "1")
+        .current_dir(&agent.repo.root)
+        .stdin(std::process::Stdio::null());
+    let node = prove_it_test_support::workspace().join("target/node22/node_modules/node/bin");
+    let path = format!(
+        "{}:{}",
+        node.display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    cmd.env("PATH", path).args([
+        "-p",
+        "--provider",
+        "scripted",
+        "--model",
+        "scripted",
+        "make the change",
+    ]);
+    let out = cmd.output().expect("pi runs");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(!String::from_utf8_lossy(&out.stderr).contains("prove-it"));
+    assert_eq!(agent.verdict(), "none", "the gate never ran");
+
+    // Trusted the way pi's /trust saves it: doctor has nothing to say.
+    let root = std::fs::canonicalize(&agent.repo.root).expect("root");
+    let trust = agent.home().join(".pi/agent/trust.json");
+    std::fs::write(
+        &trust,
+        json!({root.display().to_string(): true}).to_string(),
+    )
+    .expect("trust");
+    assert!(!doctor().contains("warn  pi"), "{}", doctor());
+    // Told never to trust it: pi never loads the file, which is a failure.
+    std::fs::write(
+        &trust,
+        json!({root.display().to_string(): false}).to_string(),
+    )
+    .expect("trust");
+    assert!(doctor().contains("FAIL  pi"), "{}", doctor());
 }
 
 /// Wires `repo` for Claude Code by hand, as the README shows:
@@ -758,7 +1019,7 @@ fn wire_claude_code(repo: &Repo) {
 /// shows (exit 2), not Claude Code's `continue: false`, which Copilot
 /// would not show.
 #[test]
-#[ignore = "slow suite: the real Codex, Gemini, Copilot and Qwen CLIs (./verify.sh --full)"]
+#[ignore = "slow suite: the real Codex, Gemini, Copilot, Qwen, pi and OpenCode CLIs (./verify.sh --full)"]
 fn copilot_running_a_claude_code_hook_is_answered_as_copilot() {
     let agent = Agent::new(
         Host::Copilot,
@@ -786,7 +1047,7 @@ fn copilot_running_a_claude_code_hook_is_answered_as_copilot() {
 /// each event: each stop is judged once (one `verify.sh` run, one attempt
 /// counted), not twice.
 #[test]
-#[ignore = "slow suite: the real Codex, Gemini, Copilot and Qwen CLIs (./verify.sh --full)"]
+#[ignore = "slow suite: the real Codex, Gemini, Copilot, Qwen, pi and OpenCode CLIs (./verify.sh --full)"]
 fn copilot_wired_twice_judges_each_stop_once() {
     let agent = Agent::new(
         Host::Copilot,
@@ -1141,4 +1402,88 @@ fn setup_merges_and_doctor_reads_it_back() {
     )
     .expect("settings");
     assert!(doctor(&sb).contains("warn  qwen        Qwen's folder trust is on"));
+}
+
+/// `prove-it setup pi|opencode` writes one file of prove-it's own beside
+/// the others there, says each line, rewrites only its own file, and
+/// `doctor` reads it back: not set up, wired, written by another version.
+#[test]
+fn setup_writes_the_extension_files_and_doctor_reads_them_back() {
+    let mut sb = Sandbox::new();
+    let pi_dir = sb.tmp.path().join("pi-agent");
+    sb.set("PI_CODING_AGENT_DIR", &pi_dir.display().to_string());
+    let repo = sb.repo("r");
+    repo.arm("exit 0");
+    let run = |sb: &Sandbox, args: &[&str]| {
+        let out = prove_it(&repo.root, &sb.env, args).output().expect("runs");
+        (
+            out.status.success(),
+            String::from_utf8_lossy(&out.stdout).to_string()
+                + &String::from_utf8_lossy(&out.stderr),
+        )
+    };
+    let (_, said) = run(&sb, &["doctor", "--no-run"]);
+    assert!(
+        said.contains("not set up: run `prove-it setup pi`"),
+        "{said}"
+    );
+    assert!(
+        said.contains("not set up: run `prove-it setup opencode`"),
+        "{said}"
+    );
+
+    repo.write(
+        ".opencode/plugins/theirs.js",
+        "export const Theirs = async () => ({});\n",
+    );
+    let (ok, said) = run(&sb, &["setup", "opencode"]);
+    assert!(ok && said.contains("(written)"), "{said}");
+    assert!(
+        said.contains(&format!("{BIN} hook --agent opencode text-complete")),
+        "{said}"
+    );
+    let (ok, said) = run(&sb, &["setup", "opencode"]);
+    assert!(ok && said.contains("(unchanged)"), "{said}");
+    assert!(repo.path(".opencode/plugins/theirs.js").exists());
+    let plugin =
+        std::fs::read_to_string(repo.path(".opencode/plugins/prove-it.js")).expect("plugin");
+    assert!(
+        plugin.contains(&format!("const PROVE_IT = \"{BIN}\";")),
+        "{plugin}"
+    );
+
+    let (ok, said) = run(&sb, &["setup", "pi"]);
+    assert!(
+        ok && said.contains("-a"),
+        "the trust pi needs is said: {said}"
+    );
+    let (ok, said) = run(&sb, &["setup", "pi", "--user"]);
+    assert!(ok, "{said}");
+    assert!(pi_dir.join("extensions/prove-it.ts").exists(), "{said}");
+    let (_, said) = run(&sb, &["doctor", "--no-run"]);
+    assert!(said.contains("ok    opencode"), "{said}");
+    assert!(said.contains("ok    pi"), "{said}");
+
+    // Another version's file: said, with what to run.
+    let file = repo.path(".opencode/plugins/prove-it.js");
+    let older = plugin.replacen(
+        &format!("// prove-it {}:", env!("CARGO_PKG_VERSION")),
+        "// prove-it 0.0.1:",
+        1,
+    );
+    std::fs::write(&file, older).expect("write");
+    let (_, said) = run(&sb, &["doctor", "--no-run"]);
+    assert!(
+        said.contains("warn  opencode") && said.contains("written by prove-it 0.0.1"),
+        "{said}"
+    );
+
+    // A file of that name that is not prove-it's is left as it is.
+    std::fs::write(&file, "export const Mine = async () => ({});\n").expect("write");
+    let (ok, said) = run(&sb, &["setup", "opencode"]);
+    assert!(!ok && said.contains("is not prove-it's"), "{said}");
+    assert_eq!(
+        std::fs::read_to_string(&file).expect("read"),
+        "export const Mine = async () => ({});\n"
+    );
 }

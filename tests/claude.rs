@@ -35,6 +35,9 @@ pub enum Step {
     Bash(&'static str),
     /// Say something and end the turn (a claim, when it says it is done).
     Say(&'static str),
+    /// Say something and run a command in the same answer: the turn goes
+    /// on. Only the Chat Completions hosts are sent the text too.
+    SayThenBash(&'static str, &'static str),
 }
 
 /// A model server on 127.0.0.1 answering the Messages API from a script.
@@ -168,7 +171,7 @@ fn events(step: &Step, n: usize) -> String {
             );
             "end_turn"
         }
-        Step::Bash(command) => {
+        Step::Bash(command) | Step::SayThenBash(_, command) => {
             let input = json!({"command": command, "description": "scripted step"}).to_string();
             event(
                 "content_block_start",

@@ -107,7 +107,7 @@ pub enum Command {
         #[arg(long, value_enum, value_delimiter = ',', value_name = "KIND")]
         skip: Vec<crate::commands::canary::Kind>,
     },
-    /// Gate Codex CLI, Gemini CLI, Copilot CLI or Qwen Code here, or add the commit trailer.
+    /// Gate Codex CLI, Gemini CLI, Copilot CLI, Qwen Code, pi or OpenCode here, or add the commit trailer.
     ///
     /// Writes the gate's hooks into the repository's own hook file
     /// (`.codex/hooks.json`, `.gemini/settings.json`,
@@ -120,6 +120,13 @@ pub enum Command {
     /// repository's. For Copilot it says what `copilot -p` needs to run a
     /// repository's hooks. Claude Code needs no setup: its plugin carries
     /// its hooks.
+    ///
+    /// pi and OpenCode have no hook files: setup writes a small file of
+    /// prove-it's own that runs the gate, pi's extension
+    /// (`.pi/extensions/prove-it.ts`, or `~/.pi/agent/extensions/` with
+    /// `--user`) or OpenCode's plugin (`.opencode/plugins/prove-it.js`, or
+    /// `~/.config/opencode/plugins/`). pi loads a project's extension only
+    /// in a project it trusts; setup says what that takes.
     ///
     /// `prove-it setup trailer` wires git's `prepare-commit-msg` and
     /// `commit-msg` hooks here (keeping the ones there, which run first) so
@@ -279,6 +286,10 @@ pub enum SetupAgent {
     Copilot,
     /// Qwen Code.
     Qwen,
+    /// pi (an extension of prove-it's).
+    Pi,
+    /// OpenCode (a plugin of prove-it's).
+    Opencode,
     /// Not an agent host: the `Prove-It:` commit trailer (git hooks).
     Trailer,
 }
@@ -291,6 +302,8 @@ impl SetupAgent {
             SetupAgent::Gemini => Some(Agent::Gemini),
             SetupAgent::Copilot => Some(Agent::Copilot),
             SetupAgent::Qwen => Some(Agent::Qwen),
+            SetupAgent::Pi => Some(Agent::Pi),
+            SetupAgent::Opencode => Some(Agent::Opencode),
             SetupAgent::Trailer => None,
         }
     }

@@ -40,6 +40,11 @@ pub struct Loaded {
     pub copilot_dir: Option<PathBuf>,
     /// Qwen Code's configuration directory: `~/.qwen`.
     pub qwen_dir: Option<PathBuf>,
+    /// pi's agent directory: `PI_CODING_AGENT_DIR`, else `~/.pi/agent`.
+    pub pi_dir: Option<PathBuf>,
+    /// OpenCode's configuration directory: `$XDG_CONFIG_HOME/opencode`,
+    /// else `~/.config/opencode`.
+    pub opencode_dir: Option<PathBuf>,
     /// `HOME`, `TMPDIR` and the folders of `PATH`: where an agent host's
     /// sandbox lets commands write, and whether its helper is installed
     /// (for `doctor`).
@@ -119,6 +124,14 @@ pub fn from_lookup(lookup: impl Fn(&str) -> Option<OsString>) -> Loaded {
     let gemini_dir = home.as_ref().map(|home| home.join(".gemini"));
     let copilot_dir = home.as_ref().map(|home| home.join(".copilot"));
     let qwen_dir = home.as_ref().map(|home| home.join(".qwen"));
+    let pi_dir = lookup("PI_CODING_AGENT_DIR")
+        .filter(|v| !v.is_empty())
+        .map(PathBuf::from)
+        .or_else(|| home.as_ref().map(|home| home.join(".pi/agent")));
+    let opencode_dir = lookup("XDG_CONFIG_HOME")
+        .filter(|v| !v.is_empty())
+        .map(|dir| PathBuf::from(dir).join("opencode"))
+        .or_else(|| home.as_ref().map(|home| home.join(".config/opencode")));
     let tmpdir = lookup("TMPDIR")
         .filter(|v| !v.is_empty())
         .map(PathBuf::from);
@@ -177,6 +190,8 @@ pub fn from_lookup(lookup: impl Fn(&str) -> Option<OsString>) -> Loaded {
         gemini_dir,
         copilot_dir,
         qwen_dir,
+        pi_dir,
+        opencode_dir,
         home,
         tmpdir,
         path,

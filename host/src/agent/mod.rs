@@ -8,6 +8,8 @@ pub mod claude_code;
 pub mod codex;
 pub mod copilot;
 pub mod gemini;
+pub mod opencode;
+pub mod pi;
 pub mod qwen;
 
 use anyhow::{Result, bail};
@@ -29,15 +31,21 @@ pub enum Agent {
     Copilot,
     /// Qwen Code (`prove-it setup qwen` wires it).
     Qwen,
+    /// pi (`prove-it setup pi` installs its extension).
+    Pi,
+    /// OpenCode (`prove-it setup opencode` installs its plugin).
+    Opencode,
 }
 
 impl Agent {
-    pub const ALL: [Agent; 5] = [
+    pub const ALL: [Agent; 7] = [
         Agent::ClaudeCode,
         Agent::Codex,
         Agent::Gemini,
         Agent::Copilot,
         Agent::Qwen,
+        Agent::Pi,
+        Agent::Opencode,
     ];
 
     pub fn adapter(self) -> &'static dyn Adapter {
@@ -47,6 +55,8 @@ impl Agent {
             Agent::Gemini => &gemini::Gemini,
             Agent::Copilot => &copilot::Copilot,
             Agent::Qwen => &qwen::Qwen,
+            Agent::Pi => &pi::Pi,
+            Agent::Opencode => &opencode::Opencode,
         }
     }
 
@@ -58,6 +68,8 @@ impl Agent {
             Agent::Gemini => "gemini",
             Agent::Copilot => "copilot",
             Agent::Qwen => "qwen",
+            Agent::Pi => "pi",
+            Agent::Opencode => "opencode",
         }
     }
 
@@ -86,6 +98,15 @@ pub enum HookEvent {
     Stop,
     /// AfterAgent (Gemini): the same as Stop.
     AfterAgent,
+    /// before_agent_start (pi): a prompt of the person's starts a turn.
+    BeforeAgentStart,
+    /// agent_before_settle (pi): the same as Stop.
+    AgentBeforeSettle,
+    /// chat.message (OpenCode): a prompt of the person's starts a turn.
+    ChatMessage,
+    /// experimental.text.complete (OpenCode): the agent's last text of a
+    /// step; the same as Stop.
+    TextComplete,
 }
 
 impl HookEvent {
@@ -93,8 +114,14 @@ impl HookEvent {
     pub fn kind(self) -> EventKind {
         match self {
             HookEvent::SessionStart => EventKind::SessionStart,
-            HookEvent::UserPromptSubmit | HookEvent::BeforeAgent => EventKind::TurnStart,
-            HookEvent::Stop | HookEvent::AfterAgent => EventKind::Stop,
+            HookEvent::UserPromptSubmit
+            | HookEvent::BeforeAgent
+            | HookEvent::BeforeAgentStart
+            | HookEvent::ChatMessage => EventKind::TurnStart,
+            HookEvent::Stop
+            | HookEvent::AfterAgent
+            | HookEvent::AgentBeforeSettle
+            | HookEvent::TextComplete => EventKind::Stop,
         }
     }
 
@@ -106,6 +133,10 @@ impl HookEvent {
             HookEvent::BeforeAgent => "BeforeAgent",
             HookEvent::Stop => "Stop",
             HookEvent::AfterAgent => "AfterAgent",
+            HookEvent::BeforeAgentStart => "before_agent_start",
+            HookEvent::AgentBeforeSettle => "agent_before_settle",
+            HookEvent::ChatMessage => "chat.message",
+            HookEvent::TextComplete => "experimental.text.complete",
         }
     }
 }

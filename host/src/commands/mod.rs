@@ -4,6 +4,7 @@ pub mod canary;
 pub mod ci;
 pub mod claude_code;
 pub mod doctor;
+pub mod extension;
 pub mod hook;
 pub mod init;
 pub mod ledger;

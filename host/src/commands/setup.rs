@@ -1,13 +1,15 @@
-//! `prove-it setup codex|gemini|copilot|qwen [DIR] [--user]`: wire the gate
+//! `prove-it setup codex|gemini|copilot|qwen|pi|opencode [DIR] [--user]`: wire the gate
 //! into another agent host's hook file, merging with the hooks already
 //! there, and (for Codex) trust what it wrote, since Codex skips untrusted
 //! hooks without a word. `prove-it doctor` reads the same files back
 //! ([`check`]).
 //!
+//! pi and OpenCode have no hook files: `extension.rs` writes their file.
 //! Claude Code needs none of this: its plugin carries its hooks.
 
 use crate::agent::{Agent, HookEvent};
 use crate::capability::git;
+use crate::commands::extension;
 use crate::fs::write_atomic;
 use crate::settings::{self, Loaded};
 use anyhow::{Context, Result, bail};
@@ -39,7 +41,8 @@ fn events(agent: Agent) -> &'static [(HookEvent, u64)] {
         ],
         // Qwen's UserPromptSubmit is not a turn start (qwen.rs).
         Agent::Qwen => &[(HookEvent::SessionStart, 60), (HookEvent::Stop, 3600)],
-        Agent::ClaudeCode => &[],
+        // Wired by a file of code (extension.rs); Claude Code by its plugin.
+        Agent::Pi | Agent::Opencode | Agent::ClaudeCode => &[],
     }
 }
 
@@ -86,6 +89,10 @@ fn place(agent: Agent, root: Option<&Path>, loaded: &Loaded) -> Result<Place> {
         ),
         (Agent::ClaudeCode, _) => bail!(
             "Claude Code needs no setup: install the plugin (README.md shows the three lines)"
+        ),
+        (Agent::Pi | Agent::Opencode, _) => bail!(
+            "{} has no hook file: its wiring is a file of code (extension.rs)",
+            agent.adapter().title()
         ),
     };
     Ok(Place {
@@ -151,10 +158,14 @@ pub fn execute(agent: Agent, dir: &Path, user: bool) -> Result<ExitCode> {
         )
     })?;
     let loaded = settings::from_env();
-    let place = place(agent, (!user).then_some(root.as_path()), &loaded)?;
     let exe = std::env::current_exe()
         .and_then(std::fs::canonicalize)
         .context("cannot tell where this prove-it binary is")?;
+    if extension::is_code(agent) {
+        extension::install(agent, (!user).then_some(root.as_path()), &exe, &loaded)?;
+        return Ok(ExitCode::SUCCESS);
+    }
+    let place = place(agent, (!user).then_some(root.as_path()), &loaded)?;
     let title = agent.adapter().title();
 
     let mut doc = read_json(&place.file)?;
@@ -369,6 +380,9 @@ pub struct Wiring {
 /// Reads back what [`execute`] wrote, in the repository or the person's
 /// config, and says whether the host would really run it.
 pub fn check(agent: Agent, root: &Path, loaded: &Loaded) -> Wiring {
+    if extension::is_code(agent) {
+        return extension::check(agent, root, loaded);
+    }
     let mut found = None;
     for place in [place(agent, Some(root), loaded), place(agent, None, loaded)]
         .into_iter()
@@ -409,6 +423,9 @@ pub fn check(agent: Agent, root: &Path, loaded: &Loaded) -> Wiring {
 /// run: the trust that Copilot and Qwen ask for, which prove-it cannot
 /// read or set (`None`: nothing known to stand in the way).
 pub fn trust_caveat(agent: Agent, file: &Path, root: &Path, loaded: &Loaded) -> Option<String> {
+    if extension::is_code(agent) {
+        return extension::caveat(agent, file, root, loaded);
+    }
     let in_repo = file.starts_with(root);
     match agent {
         Agent::Copilot if in_repo && !loaded.copilot_repo_hooks => Some(
