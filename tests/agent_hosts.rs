@@ -330,7 +330,7 @@ impl Agent {
         agent
     }
 
-    fn home(&self) -> PathBuf {
+    pub fn home(&self) -> PathBuf {
         self.sb.tmp.path().join("home")
     }
 

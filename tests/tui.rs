@@ -1,7 +1,8 @@
 //! What the person sees: the real Claude Code terminal UI, driven in tmux
 //! against the scripted model. A block, the loud yield after it, a prompt
 //! queued while the yield was being decided (it still runs, and is gated
-//! again), and the receipt of the pass that follows.
+//! again), and the receipt of the pass that follows. And pi's terminal UI:
+//! the block and the yield.
 
 use crate::claude::{ClaudeHome, ScriptedModel, Step, claude_bin};
 use crate::util::Sandbox;
@@ -142,4 +143,81 @@ fn the_person_sees_the_block_the_loud_yield_and_the_receipt() {
         }
     }
     assert!(screen.contains("after 1 blocked attempt"), "{screen}");
+}
+
+/// pi's terminal UI, wired by `prove-it setup pi`: the block is shown as a
+/// message of prove-it's, and the loud yield as pi's own notification.
+#[test]
+#[ignore = "slow suite: the real pi TUI in tmux (./verify.sh --full)"]
+fn pi_shows_the_block_and_the_loud_yield() {
+    use crate::agent_hosts::{Agent, Host};
+    let agent = Agent::new(
+        Host::Pi,
+        vec![
+            Step::Bash("echo oops > broken"),
+            Step::Say("All tests pass."),
+            Step::Say("Really done."),
+        ],
+    );
+    let script = agent.sb.tmp.path().join("tui.sh");
+    let node = prove_it_test_support::workspace().join("target/node22/node_modules/node/bin");
+    let env: String = agent
+        .sb
+        .env
+        .iter()
+        .map(|(k, v)| format!("{k}='{v}' "))
+        .collect();
+    std::fs::write(
+        &script,
+        format!(
+            "cd '{root}' && exec env {env}PATH='{node}:{path}' PI_OFFLINE=1 PI_SKIP_VERSION_CHECK=1 PI_TELEMETRY=0 \
+             PROVE_IT_MAX_BLOCKS=1 GIT_CONFIG_NOSYSTEM=1 GIT_CONFIG_GLOBAL=/dev/null \
+             '{pi}' --provider scripted --model scripted -a --tui-mode regular\n",
+            root = agent.repo.root.display(),
+            node = node.display(),
+            path = std::env::var("PATH").unwrap_or_default(),
+            pi = prove_it_test_support::workspace()
+                .join("target/pi-cli/node_modules/.bin/pi")
+                .display(),
+        ),
+    )
+    .expect("write");
+    let tmux = Tmux {
+        socket: format!("prove-it-pi-{}", std::process::id()),
+    };
+    let command = format!("sh '{}'", script.display());
+    tmux.run(&[
+        "new-session",
+        "-d",
+        "-s",
+        "tui",
+        "-x",
+        "160",
+        "-y",
+        "50",
+        &command,
+    ]);
+    // pi lists the extensions it loaded at its start.
+    tmux.wait_for("prove-it.ts");
+    tmux.run(&["send-keys", "-t", "tui", "make the change", "Enter"]);
+    let screen = tmux.wait_for("this turn ended without passing verification");
+    let order = [
+        "make the change",
+        "All tests pass.",
+        // The block, as a displayed message of prove-it's.
+        "[prove-it]",
+        "prove-it: this turn cannot end yet",
+        "(attempt 1 of 1)",
+        "Really done.",
+        // The yield, as pi's own warning.
+        "Warning: prove-it: WARNING: this turn ended without passing verification",
+    ];
+    let mut at = 0;
+    for text in order {
+        match screen[at..].find(text) {
+            Some(found) => at += found + text.len(),
+            None => panic!("{text:?} is not where it should be on the screen:\n{screen}"),
+        }
+    }
+    assert_eq!(agent.verdict(), "yielded");
 }
