@@ -53,11 +53,16 @@ function hook(event, input, failed) {
   });
 }
 
+// The TUI runs plugins in a worker of its own, and text written to its
+// stderr lands across the screen: there the toast is what the person sees.
+const IN_TUI = process.argv.some((a) => /\/tui\/worker\.[jt]s$/.test(a));
+const stderr = (text) => IN_TUI || process.stderr.write(`${text}\n`);
+
 export const ProveIt = async ({ client, directory }) => {
   // `opencode run` prints a plugin's stderr; the TUI shows a toast.
   const say = async (text) => {
     if (!text) return;
-    process.stderr.write(`${text}\n`);
+    stderr(text);
     try {
       await client.tui.showToast({ body: { message: text, variant: "warning" } });
     } catch {}
@@ -80,11 +85,10 @@ export const ProveIt = async ({ client, directory }) => {
             await say((await hook("session-start", input, FAILED.start)).say);
           }),
 
+    // A prompt starts a turn, unless it is the gate's own block (the gate
+    // knows its text).
     "chat.message": (input, output) =>
-      // A prompt of the person's names its model; the gate's own re-prompt does not.
-      !input?.model
-        ? undefined
-        : guarded(FAILED.turn, async () => {
+      guarded(FAILED.turn, async () => {
             const sent = { session_id: input.sessionID, cwd: directory, prompt: text(output?.parts) };
             await say((await hook("chat-message", sent, FAILED.turn)).say);
           }),
@@ -92,14 +96,23 @@ export const ProveIt = async ({ client, directory }) => {
     "experimental.text.complete": (input, output) =>
       guarded(FAILED.stop, async () => {
         // A step whose text comes with a tool call is not the end of the turn.
-        const message = await client.session.message({ path: { id: input.sessionID, messageID: input.messageID } });
-        if ((message?.data?.parts ?? []).some((p) => p?.type === "tool")) return;
+        const message = (await client.session.message({ path: { id: input.sessionID, messageID: input.messageID } }))?.data;
+        if ((message?.parts ?? []).some((p) => p?.type === "tool")) return;
         const sent = { session_id: input.sessionID, cwd: directory, claim: output?.text };
         const answer = await hook("text-complete", sent, FAILED.stop);
         await say(answer.say);
         if (!answer.block) return;
-        process.stderr.write(`${answer.block.split("\n")[0]}\n`);
-        await client.session.promptAsync({ path: { id: input.sessionID }, body: { parts: [{ type: "text", text: answer.block }] } });
+        stderr(answer.block.split("\n")[0]);
+        // Stored before this hook returns (`noReply`: the running loop, not a
+        // new one, answers it), so the loop sees a user message newer than its
+        // answer and goes on instead of ending the turn. It keeps the turn's
+        // model and agent; the gate knows it by its text, not as a new turn.
+        const info = message?.info ?? {};
+        const model = info.providerID && info.modelID ? { providerID: info.providerID, modelID: info.modelID } : undefined;
+        await client.session.prompt({
+          path: { id: input.sessionID },
+          body: { noReply: true, model, agent: info.agent ?? info.mode, parts: [{ type: "text", text: answer.block }] },
+        });
       }),
   };
 };

@@ -4,13 +4,15 @@
 //! the plugin's own JSON, the same as pi's extension sends.
 //!
 //! - `session.created` (an event): the session's starting point.
-//! - `chat.message` for a prompt that names a model: the person's prompt,
-//!   a new turn. The plugin's own re-prompt names none and is not one.
+//! - `chat.message`: a prompt, a new turn, unless its text is the last
+//!   block's reason: the plugin's own re-prompt, the same turn (see
+//!   [`Adapter::block_restarts_turn`]).
 //! - `experimental.text.complete`: the agent's text of one step, awaited
 //!   while the turn is still running. The plugin skips a step that also
 //!   calls a tool (the turn goes on). A block comes back as `{"block":
-//!   REASON}`; the plugin sends REASON as a new user message of the same
-//!   session (`promptAsync`), which the running loop picks up.
+//!   REASON}`; the plugin stores REASON as a new user message of the same
+//!   session (`session.prompt` with `noReply`) before the hook returns, so
+//!   the running loop sees a message newer than its answer and goes on.
 //!
 //! Why not `session.idle`: in `opencode run` the process exits right
 //! after it, so a re-prompt from there never reaches the model. And the
@@ -47,5 +49,11 @@ impl Adapter for Opencode {
 
     fn answer(&self, event: HookEvent, decision: &Decision) -> Option<Value> {
         pi::extension_answer(event == HookEvent::TextComplete, decision)
+    }
+
+    /// The plugin sends a block back as a prompt, which OpenCode reports
+    /// as a `chat.message` like the person's own.
+    fn block_restarts_turn(&self) -> bool {
+        true
     }
 }

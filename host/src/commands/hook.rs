@@ -212,7 +212,8 @@ fn note_block_reason(
     let answered = agent.adapter().answer(event, &decision);
     let reason = answered
         .as_ref()
-        .and_then(|a| a["reason"].as_str())
+        // Hosts' own JSON says `reason`; the extensions' says `block`.
+        .and_then(|a| a["reason"].as_str().or_else(|| a["block"].as_str()))
         .unwrap_or_default();
     let key = reason_key(reason);
     let failed = roots.iter().find_map(|root| {
