@@ -934,7 +934,11 @@ fn a_binary_gone_from_the_extension_is_a_gate_error_the_person_sees() {
 fn pi_skipping_an_untrusted_project_is_reported_by_doctor() {
     let agent = Agent::new(
         Host::Pi,
-        vec![Step::Bash("echo oops > broken"), Step::Say("Done.")],
+        vec![
+            Step::Bash("echo oops > broken"),
+            Step::Say("Done."),
+            Step::Say("Nothing more to do."),
+        ],
     );
     let doctor = || {
         let out = prove_it(&agent.repo.root, &agent.sb.env, &["doctor", "--no-run"])
@@ -979,6 +983,8 @@ fn pi_skipping_an_untrusted_project_is_reported_by_doctor() {
     );
     assert!(!String::from_utf8_lossy(&out.stderr).contains("prove-it"));
     assert_eq!(agent.verdict(), "none", "the gate never ran");
+    let not_run = "wired, but no verdict of pi's is recorded here yet";
+    assert!(doctor().contains(not_run), "{}", doctor());
 
     // Trusted the way pi's /trust saves it: doctor has nothing to say.
     let root = std::fs::canonicalize(&agent.repo.root).expect("root");
@@ -989,6 +995,10 @@ fn pi_skipping_an_untrusted_project_is_reported_by_doctor() {
     )
     .expect("trust");
     assert!(!doctor().contains("warn  pi"), "{}", doctor());
+    // Once a turn of pi's has ended here, doctor knows it runs the gate.
+    let run = agent.run("anything else?", false, &[]);
+    assert_eq!(agent.verdict(), "unchanged", "{}", run.dump());
+    assert!(!doctor().contains(not_run), "{}", doctor());
     // Told never to trust it: pi never loads the file, which is a failure.
     std::fs::write(
         &trust,
@@ -1463,6 +1473,29 @@ fn setup_writes_the_extension_files_and_doctor_reads_them_back() {
     let (_, said) = run(&sb, &["doctor", "--no-run"]);
     assert!(said.contains("ok    opencode"), "{said}");
     assert!(said.contains("ok    pi"), "{said}");
+    let not_run = |title: &str| format!("wired, but no verdict of {title}'s is recorded here yet");
+    assert!(said.contains(&not_run("OpenCode")), "{said}");
+    assert!(said.contains(&not_run("pi")), "{said}");
+    // A stop the plugin sends, as OpenCode would: recorded as OpenCode's.
+    let mut hook = prove_it(
+        &repo.root,
+        &sb.env,
+        &["hook", "--agent", "opencode", "text-complete"],
+    )
+    .stdin(std::process::Stdio::piped())
+    .stdout(std::process::Stdio::piped())
+    .spawn()
+    .expect("hook runs");
+    let stop = json!({"session_id": "s1", "cwd": repo.root, "claim": "Done."});
+    std::io::Write::write_all(
+        hook.stdin.as_mut().expect("stdin"),
+        stop.to_string().as_bytes(),
+    )
+    .expect("write");
+    assert!(hook.wait_with_output().expect("hook").status.success());
+    let (_, said) = run(&sb, &["doctor", "--no-run"]);
+    assert!(!said.contains(&not_run("OpenCode")), "{said}");
+    assert!(said.contains(&not_run("pi")), "{said}");
 
     // Another version's file: said, with what to run.
     let file = repo.path(".opencode/plugins/prove-it.js");

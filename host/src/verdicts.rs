@@ -31,6 +31,10 @@ pub struct Record {
     /// up: what a commit's `Prove-It:` trailer is matched by.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub content_tree: Option<String>,
+    /// The agent host whose hook recorded it (its `--agent` name): what
+    /// tells `prove-it doctor` that a host it finds wired has really run.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub agent: Option<String>,
 }
 
 /// Where the last verdict of a repository is kept.
@@ -50,6 +54,7 @@ pub fn save(
     session_id: &str,
     decision: &Decision,
     content_tree: Option<String>,
+    agent: &str,
 ) -> Result<()> {
     // What the agent was told for a block; what the person saw otherwise.
     let shown = match decision.action {
@@ -67,6 +72,7 @@ pub fn save(
             .map(str::to_string),
         checks: decision.checks.clone(),
         content_tree,
+        agent: Some(agent.to_string()),
     };
     let bytes = serde_json::to_vec(&record).context("cannot encode the verdict")?;
     let session = session_file(state_dir, root, session_id);
@@ -108,6 +114,7 @@ impl Record {
             said,
             checks,
             content_tree,
+            agent,
         } = self;
         *verdict == other.verdict
             && *session == other.session
@@ -116,6 +123,7 @@ impl Record {
             && *said == other.said
             && *checks == other.checks
             && *content_tree == other.content_tree
+            && *agent == other.agent
     }
 }
 
@@ -146,10 +154,9 @@ pub fn load(state_dir: &Path, root: &Path, session: Option<&str>) -> Result<Opti
     Ok(Some(record))
 }
 
-/// The records of the repository at `root` whose content tree is `tree`:
-/// its last verdict and each session's. Records that cannot be read are
-/// left out (they name no tree).
-pub fn about_content_tree(state_dir: &Path, root: &Path, tree: &str) -> Vec<Record> {
+/// The records of the repository at `root`: its last verdict and each
+/// session's. Records that cannot be read are left out.
+fn all(state_dir: &Path, root: &Path) -> Vec<Record> {
     let repo_dir = state::repo_dir(state_dir, root);
     let mut files = vec![last_file(state_dir, root)];
     if let Ok(entries) = std::fs::read_dir(repo_dir.join("sessions")) {
@@ -164,8 +171,24 @@ pub fn about_content_tree(state_dir: &Path, root: &Path, tree: &str) -> Vec<Reco
         .iter()
         .filter_map(|file| std::fs::read(file).ok())
         .filter_map(|bytes| serde_json::from_slice::<Record>(&bytes).ok())
-        .filter(|r| r.repo == root && r.content_tree.as_deref() == Some(tree))
+        .filter(|r| r.repo == root)
         .collect()
+}
+
+/// The records of the repository at `root` whose content tree is `tree`.
+pub fn about_content_tree(state_dir: &Path, root: &Path, tree: &str) -> Vec<Record> {
+    all(state_dir, root)
+        .into_iter()
+        .filter(|r| r.content_tree.as_deref() == Some(tree))
+        .collect()
+}
+
+/// Whether a verdict recorded by the agent host named `agent` is kept for
+/// the repository at `root`.
+pub fn recorded_by(state_dir: &Path, root: &Path, agent: &str) -> bool {
+    all(state_dir, root)
+        .iter()
+        .any(|r| r.agent.as_deref() == Some(agent))
 }
 
 /// The content tree kept by this session's last record, if it is about

@@ -6,7 +6,7 @@ use super::{claude_code, sandbox, setup};
 use crate::agent::Agent;
 use crate::capability::{checks, git, ledger, verify};
 use crate::settings::Loaded;
-use crate::{selection, settings};
+use crate::{selection, settings, verdicts};
 use anyhow::Result;
 use prove_it_gate::abi::{ABI_VERSION, VerifyOutcome};
 use prove_it_gate::policy::failed_run_reason;
@@ -80,6 +80,20 @@ fn agent_rows(report: &mut Report, root: &Path, loaded: &Loaded) -> Vec<&'static
                 report.row(Mark::Ok, what, format!("wired in `{}`", file.display()));
                 if let Some(caveat) = setup::trust_caveat(agent, &file, root, loaded) {
                     report.row(Mark::Warn, what, caveat);
+                }
+                // Wired is not run: a host can skip what it was given (pi,
+                // an untrusted project) and say nothing.
+                let state = loaded.dirs.outside(root, &mut Vec::new()).state;
+                if !verdicts::recorded_by(&state, root, agent.name()) {
+                    report.row(
+                        Mark::Info,
+                        what,
+                        format!(
+                            "wired, but no verdict of {}'s is recorded here yet: after its first turn here, `prove-it status` should show one; if it does not, {} did not run the gate",
+                            agent.adapter().title(),
+                            agent.adapter().title()
+                        ),
+                    );
                 }
             }
             (Some(file), Some(problem)) => report.row(

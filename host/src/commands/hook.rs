@@ -114,7 +114,7 @@ fn handle(agent: Agent, event: HookEvent, mut loaded: Loaded) -> Result<Option<D
             .with_verdict(Verdict::GateError),
         };
         let decision = if kind == EventKind::Stop {
-            record(&root, &input.session_id, &loaded, decision)
+            record(agent, &root, &input.session_id, &loaded, decision)
         } else {
             decision
         };
@@ -234,7 +234,7 @@ fn note_block_reason(
     .with_verdict(Verdict::Yielded);
     // The records said "blocked"; the turn ends instead.
     roots.iter().fold(yielded, |said, root| {
-        record(root, &input.session_id, loaded, said)
+        record(agent, root, &input.session_id, loaded, said)
     })
 }
 
@@ -242,7 +242,13 @@ fn note_block_reason(
 /// kept is said: a script that asks later would otherwise read an older one.
 /// A stop with no verdict (a repository that is not armed, or a custom
 /// policy's allow that states none) leaves no record and costs no write.
-fn record(root: &Path, session_id: &str, loaded: &Loaded, mut decision: Decision) -> Decision {
+fn record(
+    agent: Agent,
+    root: &Path,
+    session_id: &str,
+    loaded: &Loaded,
+    mut decision: Decision,
+) -> Decision {
     // The verdict field is optional for a policy: a block is a block
     // whatever it says.
     if decision.verdict.is_none() && decision.action == Action::Block {
@@ -260,7 +266,14 @@ fn record(root: &Path, session_id: &str, loaded: &Loaded, mut decision: Decision
             ));
             None
         });
-    if let Err(e) = verdicts::save(&dirs.state, root, session_id, &decision, content_tree) {
+    if let Err(e) = verdicts::save(
+        &dirs.state,
+        root,
+        session_id,
+        &decision,
+        content_tree,
+        agent.name(),
+    ) {
         notes.push(format!(
             "prove-it: {e:#}, so `prove-it status` cannot report this stop."
         ));

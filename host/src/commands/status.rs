@@ -67,6 +67,7 @@ fn report(record: &Record, same_tree: bool, proven: bool) -> serde_json::Value {
         "proven": proven,
         "repo": record.repo,
         "session": record.session,
+        "agent": record.agent,
         "time": record.time,
         "tree": record.tree,
         "tree_unchanged_since": same_tree,
