@@ -89,9 +89,9 @@ export const ProveIt = async ({ client, directory }) => {
     // knows its text).
     "chat.message": (input, output) =>
       guarded(FAILED.turn, async () => {
-            const sent = { session_id: input.sessionID, cwd: directory, prompt: text(output?.parts) };
-            await say((await hook("chat-message", sent, FAILED.turn)).say);
-          }),
+        const sent = { session_id: input.sessionID, cwd: directory, prompt: text(output?.parts) };
+        await say((await hook("chat-message", sent, FAILED.turn)).say);
+      }),
 
     "experimental.text.complete": (input, output) =>
       guarded(FAILED.stop, async () => {
