@@ -10,6 +10,7 @@ mod download;
 mod e2e;
 mod fuzz;
 mod git_state;
+mod hidden;
 mod init_doctor;
 mod layout;
 mod ledger;

@@ -554,9 +554,10 @@ fn a_weakened_tree_is_replayed_once_and_stays_weakened() {
 
 /// A copy that lacks what the checks need (here an ignored folder of
 /// generated files, which is not copied) fails the checks as they are now
-/// too: the replay proves nothing, and the pass is not called weakened.
+/// too: the replay proves nothing, so the pass is neither weakened nor
+/// verified: not judged, and not proven.
 #[test]
-fn a_replay_in_a_copy_that_lacks_something_is_not_a_weakening() {
+fn a_replay_in_a_copy_that_lacks_something_is_not_judged() {
     let sb = Sandbox::new();
     let verify = format!(
         "[ -f generated/data.txt ] || {{ echo 'generated/ is missing'; exit 1; }}\n{UNITTEST_VERIFY}"
@@ -578,9 +579,13 @@ fn a_replay_in_a_copy_that_lacks_something_is_not_a_weakening() {
         ],
     );
     let out = repo.stop("s", false);
-    out.assert_verified();
+    assert!(!out.blocked(), "{out}");
+    assert!(out.message().contains("NOT JUDGED"), "{out}");
     assert!(out.message().contains("could not be judged"), "{out}");
-    assert_eq!(repo.status_json().1["verdict"], "verified");
+    assert!(!out.message().contains("pass too"), "{out}");
+    let (code, status) = repo.status_json();
+    assert_eq!(status["verdict"], "not_judged", "{status}");
+    assert_eq!(code, 1, "{status}");
 }
 
 /// A file hidden from `git diff` by an index flag is still what the agent

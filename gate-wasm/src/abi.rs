@@ -43,14 +43,15 @@
 use serde::{Deserialize, Serialize};
 
 /// Version of this contract. Bumped on any incompatible change.
-pub const ABI_VERSION: i32 = 4;
+pub const ABI_VERSION: i32 = 5;
 
 /// The oldest version the host still runs. Each version since 2 only adds
 /// (ABI 3: two imports, the `weakened` verdict, [`Decision::checks`]; ABI
 /// 4: the `suspect` and `behaviour_changed` verdicts,
-/// [`CheckChanges::suspect`], [`ReplayRequest`] and [`Replay::start`]), so a module
-/// built for 2 or 3 runs unchanged; one built for 4 needs a host that
-/// speaks 4.
+/// [`CheckChanges::suspect`], [`ReplayRequest`] and [`Replay::start`]; ABI
+/// 5: the `not_judged` verdict and [`VerifyRun::notes`]), so a module
+/// built for an older version runs unchanged; one built for 5 needs a
+/// host that speaks 5.
 pub const ABI_VERSION_MIN: i32 = 2;
 
 /// The import module name all host capabilities live in.
@@ -213,6 +214,11 @@ pub enum Verdict {
     /// the session changed behaviour the checks pinned, and the checks
     /// with it. Not proven until a person has read the change.
     BehaviourChanged,
+    /// `verify.sh` passed, but the session changed its checks and the
+    /// gate could not find out whether the checks as they were at its
+    /// start pass too (the replay could not run, or had no answer): not
+    /// proven.
+    NotJudged,
     /// The session did not change the repository: nothing to check.
     Unchanged,
     /// The stop was refused (`verify.sh` failed): the agent goes back.
@@ -340,6 +346,11 @@ pub struct VerifyRun {
     /// Why it could not start, or which signal ended it.
     #[serde(default)]
     pub detail: Option<String>,
+    /// What the host did before the run so that no cache answered for
+    /// code it was not built from (a file whose modification time was set
+    /// back given a current one), one line each for the person.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub notes: Vec<String>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]

@@ -84,9 +84,14 @@ pub struct Checked {
     /// The session changed what tests expect: they passed at its start.
     #[serde(default)]
     pub behaviour: bool,
-    /// For a weakened or suspect tree: what to say again at a later stop.
+    /// For a weakened or suspect tree: what to say again at a later stop;
+    /// for one not judged, why.
     #[serde(default)]
     pub summary: Option<String>,
+    /// Whether the session's changes to its checks made it pass could not
+    /// be judged (the replay could not run, or ran without an answer).
+    #[serde(default)]
+    pub not_judged: bool,
 }
 
 /// What the session's changes to its checks say about a pass.
@@ -96,6 +101,10 @@ enum Judged {
     /// The session-start checks fail against the code as it is, or the
     /// code may special-case the tests.
     Weakened(Box<Weakening>),
+    /// The session changed its checks, and whether that is what made it
+    /// pass could not be found out: why, and what to read or run. A
+    /// verdict the gate could not reach is never a pass.
+    Unanswered(String),
 }
 
 /// Which alarm a pass raises.
@@ -339,6 +348,11 @@ fn stop(event: &Event, host: &mut impl Host, rules: Rules) -> Result<Decision, S
                 .as_ref()
                 .filter(|c| c.tree == tree.fingerprint)
             {
+                Some(checked) if checked.not_judged => {
+                    Judged::Unanswered(checked.summary.clone().unwrap_or_else(|| {
+                        "prove-it: the session's changes to its checks could not be judged on this same tree earlier in this session.".to_string()
+                    }))
+                }
                 Some(checked) if !checked.weakened && !checked.suspect && !checked.behaviour => {
                     Judged::Plain(None)
                 }
@@ -354,6 +368,12 @@ fn stop(event: &Event, host: &mut impl Host, rules: Rules) -> Result<Decision, S
                     return Ok(notes_only(notes)
                         .with_verdict(Verdict::Verified)
                         .about(&tree));
+                }
+                Judged::Unanswered(why) => {
+                    if let Err(e) = save(host, &session) {
+                        notes.push(format!("prove-it: {e}."));
+                    }
+                    return Ok(not_judged(notes, why, None, 0, &tree));
                 }
                 Judged::Weakened(weakening) if !rules.block_weakened => {
                     let blocked_before = session.attempts;
@@ -387,6 +407,8 @@ fn stop(event: &Event, host: &mut impl Host, rules: Rules) -> Result<Decision, S
             Caught::ChangedVerify
         } else {
             let run = host.run_verify()?;
+            // What the host did so that no cache answered for old code.
+            notes.extend(run.notes.iter().cloned());
             let counted = tests_ran(&run.tail);
             if run.outcome != VerifyOutcome::Passed {
                 if let Some(n) = counted {
@@ -411,6 +433,9 @@ fn stop(event: &Event, host: &mut impl Host, rules: Rules) -> Result<Decision, S
                         Judged::Weakened(mut w) => {
                             w.note = join_notes(w.note.take(), fewer);
                             Judged::Weakened(w)
+                        }
+                        Judged::Unanswered(why) => {
+                            Judged::Unanswered(join_notes(Some(why), fewer).unwrap_or_default())
                         }
                     };
                 let blocked_before = session.attempts;
@@ -441,6 +466,9 @@ fn stop(event: &Event, host: &mut impl Host, rules: Rules) -> Result<Decision, S
                                 Some(run.duration_ms),
                                 &tree,
                             ),
+                            Judged::Unanswered(why) => {
+                                not_judged(notes, why, Some(&run), blocked_before, &tree)
+                            }
                         });
                     }
                 }
@@ -880,7 +908,7 @@ fn judge_checks(
     let judged = judge(host, session, event.claim.as_deref(), changed_verify, notes);
     let alarm = match &judged {
         Judged::Weakened(w) => Some(w.alarm),
-        Judged::Plain(_) => None,
+        Judged::Plain(_) | Judged::Unanswered(_) => None,
     };
     session.checked = Some(Checked {
         tree: tree.fingerprint.clone(),
@@ -889,8 +917,10 @@ fn judge_checks(
         behaviour: alarm == Some(Alarm::Behaviour),
         summary: match &judged {
             Judged::Weakened(w) => Some(w.summary()),
+            Judged::Unanswered(why) => Some(why.clone()),
             Judged::Plain(_) => None,
         },
+        not_judged: matches!(judged, Judged::Unanswered(_)),
     });
     judged
 }
@@ -910,9 +940,9 @@ fn judge(
         Ok(changes) => changes,
         Err(e) => {
             notes.extend(changed_verify);
-            return Judged::Plain(Some(format!(
+            return Judged::Unanswered(format!(
                 "prove-it: could not tell whether this session changed its checks ({e}); read `git diff` before you trust this pass."
-            )));
+            ));
         }
     };
     let admitted = admission(claim).map(|line| format!("prove-it: note: {line}."));
@@ -925,6 +955,7 @@ fn judge(
         copy,
     ) {
         (Judged::Plain(note), None) => Judged::Plain(join(note)),
+        (Judged::Unanswered(why), _) => Judged::Unanswered(join(Some(why)).unwrap_or_default()),
         (Judged::Weakened(mut w), _) => {
             w.note = join(w.note.take());
             Judged::Weakened(w)
@@ -1090,10 +1121,10 @@ fn judge_checks_changed(
     let replay = match host.replay_checks(&request) {
         Ok(replay) => replay,
         Err(e) => {
-            return Judged::Plain(Some(format!(
+            return Judged::Unanswered(format!(
                 "prove-it: checks changed: {count}, and the session-start checks could not be replayed ({e}): read `{}` to judge whether that was the work or a weakened check.",
                 diff_command(&changes)
-            )));
+            ));
         }
     };
     let run = &replay.run;
@@ -1109,11 +1140,11 @@ fn judge_checks_changed(
             }
             Judged::Plain(Some(note))
         }
-        VerifyOutcome::CouldNotStart => Judged::Plain(Some(format!(
+        VerifyOutcome::CouldNotStart => Judged::Unanswered(format!(
             "prove-it: checks changed: {count}, and the session-start checks could not start in the copy ({}): read `{}` to judge them.",
             run.detail.as_deref().unwrap_or("no detail"),
             diff_command(&changes)
-        ))),
+        )),
         // The checks as they are now fail in the copy too: it lacks
         // something they need, and the replay tells nothing.
         _ if replay
@@ -1121,10 +1152,10 @@ fn judge_checks_changed(
             .as_ref()
             .is_some_and(|c| c.outcome != VerifyOutcome::Passed) =>
         {
-            Judged::Plain(Some(format!(
+            Judged::Unanswered(format!(
                 "prove-it: checks changed: {count}, and the session-start checks could not be judged: `./verify.sh` fails in the throwaway copy even as it is now (it lacks something the checks need: ignored folders such as build output are not copied). Read `{}` to judge the change.",
                 diff_command(&changes)
-            )))
+            ))
         }
         VerifyOutcome::Failed | VerifyOutcome::TimedOut => {
             let outcome = match run.outcome {
@@ -1157,11 +1188,11 @@ fn judge_checks_changed(
                 && !lacks.is_empty()
                 && lacks.iter().all(|l| s.lacking.contains(l))
             {
-                return Judged::Plain(Some(format!(
+                return Judged::Unanswered(format!(
                     "prove-it: checks changed: {count}, and the session-start checks could not be judged: they need {}, which this machine lacks (they failed for it at the session's start too); the code may be fine. Read `{}` to judge the change.",
                     lacks.join(" and "),
                     diff_command(&changes)
-                )));
+                ));
             }
             let failing = failing_tests(&run.tail);
             // Passing at the start, or failing there only on other tests:
@@ -1227,7 +1258,8 @@ fn judge_checks_changed(
 
 /// Whether the session's changes to its checks could be a new behaviour
 /// written down: tests modified or deleted, with no evidence of a skip,
-/// a narrowed run, a hook, a suppression or a removed check; no
+/// a narrowed run, a hook, a suppression, a removed check or a check
+/// turned into a link; no
 /// configuration, `verify.sh` or git configuration changed.
 fn can_express_behaviour(changes: &CheckChanges) -> bool {
     use crate::abi::CheckKind;
@@ -1240,6 +1272,7 @@ fn can_express_behaviour(changes: &CheckChanges) -> bool {
         "build constraint",
         "check removed",
         "check commented out",
+        "symbolic link",
     ];
     changes.git_config.is_empty()
         && changes.files.iter().all(|f| {
@@ -1529,6 +1562,29 @@ fn weakened(
         .about(tree);
     decision.checks = weakening.changes;
     decision
+}
+
+/// The default policy's answer to a pass whose changed checks could not
+/// be judged: the turn ends, as loud as a weakened pass, and is not proven
+/// (`why` says what could not be done and what to read).
+fn not_judged(
+    mut notes: Vec<String>,
+    why: String,
+    run: Option<&VerifyRun>,
+    blocked_before: u32,
+    tree: &TreeState,
+) -> Decision {
+    let passed = run.map_or_else(
+        || "passed earlier in this session".to_string(),
+        |run| format!("exited 0 in {}", seconds(run.duration_ms)),
+    );
+    notes.push(format!(
+        "prove-it: NOT JUDGED: `./verify.sh` {passed}, but this session changed its checks, and whether the checks as they were at its start still pass could not be found out. This turn is NOT verified.\n{why}"
+    ));
+    notes_only(notes)
+        .with_verdict(Verdict::NotJudged)
+        .after(blocked_before, run.map(|r| r.duration_ms))
+        .about(tree)
 }
 
 fn notes_only(notes: Vec<String>) -> Decision {

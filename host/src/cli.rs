@@ -232,12 +232,15 @@ pub enum Command {
     /// in this repository (or of one session): verified, unchanged,
     /// weakened (passed only with checks the session changed), suspect (the
     /// code may special-case the tests), behaviour changed (tests now expect
-    /// something else: read them), blocked, disarm refused, yielded
-    /// unverified, skipped or gate error, with its time, session and tree.
+    /// something else: read them), not judged (passed, but whether the
+    /// changed checks made it pass could not be found out), blocked, disarm
+    /// refused, yielded unverified, skipped or gate error, with its time,
+    /// session and tree.
     ///
     /// Exit codes: 0 verified or unchanged, and the tree is still the one
-    /// judged; 1 any other verdict (weakened, suspect and behaviour changed
-    /// included), or the tree has changed since; 2 no verdict recorded, or
+    /// judged; 1 any other verdict (weakened, suspect, behaviour changed
+    /// and not judged included), or the tree has changed since; 2 no
+    /// verdict recorded, or
     /// the repository cannot be read.
     Status {
         /// A folder inside the repository.

@@ -19,6 +19,8 @@ use std::process::ExitCode;
 fn main() -> ExitCode {
     // SAFETY: first thing in main; no other thread exists yet.
     unsafe { settings::scrub_repository_vars() };
+    // SAFETY: as above.
+    unsafe { settings::read_objects_as_stored() };
     let cli = cli::parse();
     let result = match cli.command {
         cli::Command::Hook { agent, event } => commands::hook::execute(agent, event),

@@ -278,6 +278,19 @@ pub unsafe fn scrub_repository_vars() {
     }
 }
 
+/// Sets `GIT_NO_REPLACE_OBJECTS` for this process, so that every git it
+/// starts (the replay's copy, a pinned check read back, `verify.sh`'s own
+/// `git diff --check`) reads objects as stored, as a fresh clone does
+/// (it fetches no `refs/replace/`), never as a replace ref made in the
+/// session says.
+///
+/// # Safety
+/// Call before any other thread exists (first thing in `main`).
+pub unsafe fn read_objects_as_stored() {
+    // SAFETY: the caller guarantees no other thread exists.
+    unsafe { std::env::set_var("GIT_NO_REPLACE_OBJECTS", "1") };
+}
+
 /// Set by the plugin's launcher to the plugin's version.
 pub const PLUGIN_VERSION_VAR: &str = "PROVE_IT_PLUGIN_VERSION";
 

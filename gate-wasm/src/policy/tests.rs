@@ -91,6 +91,7 @@ impl Host for Fake {
             tail: self.tail.clone(),
             timeout_secs: 300,
             detail: None,
+            notes: Vec::new(),
         })
     }
     fn session_read(&mut self) -> Reply<SessionRead> {
@@ -132,6 +133,7 @@ impl Host for Fake {
                 tail: self.replay_tail.clone(),
                 timeout_secs: 300,
                 detail: None,
+                notes: Vec::new(),
             },
             restored: vec!["`tests/test_calc.py` as at the start".into()],
             control: (!self.replay_passes).then(|| VerifyRun {
@@ -145,6 +147,7 @@ impl Host for Fake {
                 tail: vec!["ModuleNotFoundError".into()],
                 timeout_secs: 300,
                 detail: None,
+                notes: Vec::new(),
             }),
             start: self
                 .start_passes
@@ -163,6 +166,7 @@ impl Host for Fake {
                     },
                     timeout_secs: 300,
                     detail: None,
+                    notes: Vec::new(),
                 }),
             start_problem: None,
         })
@@ -678,10 +682,24 @@ fn a_copy_where_even_the_current_checks_fail_proves_nothing() {
     host.replay_passes = false;
     host.control_passes = false;
     let d = decide(&stop(false), &mut host);
-    assert_eq!(d.verdict, Some(Verdict::Verified));
+    // Nothing proven either way: not judged, never a pass.
+    assert_eq!(d.verdict, Some(Verdict::NotJudged));
+    assert_eq!(d.action, Action::Allow);
     let message = d.message.expect("a note");
+    assert!(message.contains("NOT JUDGED"), "{message}");
     assert!(message.contains("could not be judged"), "{message}");
     assert!(!message.contains("WEAKENED"), "{message}");
+    assert!(!message.contains("pass too"), "{message}");
+    // A later stop on the same tree says it again, without a new replay.
+    let replays = host.replays;
+    let again = decide(&stop(false), &mut host);
+    assert_eq!(
+        again.verdict,
+        Some(Verdict::NotJudged),
+        "{:?}",
+        again.message
+    );
+    assert_eq!(host.replays, replays);
 }
 
 fn suspect_code() -> CheckChanges {
@@ -989,7 +1007,7 @@ fn a_replay_that_fails_only_for_what_the_machine_lacks_is_not_a_weakening() {
     let mut host = replaying(vec![lack.clone()], false);
     host.start_tail = vec![lack.clone()];
     let d = decide(&stop(false), &mut host);
-    assert_eq!(d.verdict, Some(Verdict::Verified), "{:?}", d.message);
+    assert_eq!(d.verdict, Some(Verdict::NotJudged), "{:?}", d.message);
     let message = d.message.expect("said");
     assert!(
         message.contains(

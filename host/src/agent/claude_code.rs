@@ -119,7 +119,7 @@ pub fn answer(event: HookEvent, decision: &Decision) -> Option<Value> {
         && decision.action == Action::Allow
         && matches!(
             decision.verdict,
-            Some(Verdict::Yielded | Verdict::Weakened | Verdict::Suspect)
+            Some(Verdict::Yielded | Verdict::Weakened | Verdict::Suspect | Verdict::NotJudged)
         );
     if let (true, Some(message)) = (loud, &decision.message) {
         // A yield, and a pass bought by weakening the checks, are at least
@@ -186,7 +186,12 @@ mod tests {
 
     #[test]
     fn a_yield_and_a_weakened_pass_are_loud_and_a_receipt_is_not() {
-        for verdict in [Verdict::Yielded, Verdict::Weakened, Verdict::Suspect] {
+        for verdict in [
+            Verdict::Yielded,
+            Verdict::Weakened,
+            Verdict::Suspect,
+            Verdict::NotJudged,
+        ] {
             let d = Decision::allow_with("said").with_verdict(verdict);
             assert_eq!(
                 answer(HookEvent::Stop, &d),

@@ -108,6 +108,7 @@ mod tests {
             Verdict::Yielded,
             Verdict::Weakened,
             Verdict::Suspect,
+            Verdict::NotJudged,
             Verdict::Skipped,
             Verdict::GateError,
         ] {

@@ -10,6 +10,7 @@ pub mod content;
 pub mod copy;
 pub mod git;
 pub mod ledger;
+pub mod loads;
 pub mod replay;
 pub mod state;
 pub mod verify;
@@ -290,12 +291,21 @@ impl Host for Capabilities {
                 &walk.state.fingerprint,
             );
         }
-        let env = self.changed_env();
-        let run = verify::run_with(
+        let mut env = self.changed_env();
+        let since = std::fs::metadata(self.state.base_file())
+            .and_then(|meta| meta.modified())
+            .ok()
+            .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
+            .map(|d| d.as_nanos() as i128);
+        let changed = self.changed.clone().unwrap_or_default();
+        let prepared = loads::prepare(&self.root, &changed, since, &self.cache_dir);
+        env.extend(prepared.env);
+        let mut run = verify::run_with(
             &self.root,
             Duration::from_secs(self.settings.timeout_secs),
             &env,
         );
+        run.notes = prepared.notes;
         self.run_env = env;
         Ok(run)
     }

@@ -9,7 +9,7 @@
 
 use super::checks::{self, Content, Replayable};
 use super::git;
-use super::{copy, verify};
+use super::{copy, loads, verify};
 use anyhow::{Context, Result};
 use prove_it_gate::abi::{Replay, VerifyOutcome};
 use std::ffi::OsString;
@@ -42,6 +42,8 @@ pub fn replay(
     for f in &found.files {
         let at = copy.root.join(&f.change.path);
         let now = Content::on_disk(&at)?;
+        // A check that is now a link is put back as a link for the control.
+        let link = std::fs::read_link(&at).ok();
         let (want, said) = checks::restored(f, now.as_ref())?;
         if want != now {
             let attributes = is_attributes(&f.change.path);
@@ -56,7 +58,7 @@ pub fn replay(
             if attributes {
                 index_as_on_disk(&copy.root, &f.change.path, want.is_some())?;
             }
-            undo.push((at, now));
+            undo.push((at, now, link));
         }
         restored.extend(said);
     }
@@ -85,8 +87,14 @@ pub fn replay(
     let control = if run.outcome == VerifyOutcome::Passed {
         None
     } else {
-        for (at, now) in &undo {
-            checks::write_file(at, now.as_ref()).context("cannot undo the replay in the copy")?;
+        for (at, now, link) in &undo {
+            match link {
+                Some(target) => {
+                    std::fs::remove_file(at).and_then(|()| std::os::unix::fs::symlink(target, at))
+                }
+                None => checks::write_file(at, now.as_ref()),
+            }
+            .context("cannot undo the replay in the copy")?;
         }
         for (path, entry) in &indexed {
             index_restore(&copy.root, path, entry.as_deref())?;
@@ -107,6 +115,10 @@ pub fn replay(
             Err(e) => (None, Some(format!("{e:#}"))),
         },
     };
+    // Python's bytecode of the copy is of no use once it is gone.
+    if let Some((_, prefix)) = env.iter().find(|(k, _)| *k == "PYTHONPYCACHEPREFIX") {
+        loads::forget_python_cache(Path::new(prefix), &copy.root);
+    }
     Ok(Replay {
         run,
         restored,

@@ -487,7 +487,9 @@ fn weight(verdict: Option<Verdict>) -> u8 {
     match verdict {
         None | Some(Verdict::Unchanged) => 0,
         Some(Verdict::Verified) => 1,
-        Some(Verdict::Weakened | Verdict::Suspect | Verdict::BehaviourChanged) => 2,
+        Some(
+            Verdict::Weakened | Verdict::Suspect | Verdict::BehaviourChanged | Verdict::NotJudged,
+        ) => 2,
         Some(Verdict::Skipped) => 2,
         Some(Verdict::Yielded) => 3,
         Some(Verdict::Blocked) => 4,

@@ -93,6 +93,9 @@ fn print_text(report: &serde_json::Value) {
         Some("behaviour_changed") => {
             "behaviour changed: ./verify.sh passed; the session changed what tests expect (they passed at its start): read them"
         }
+        Some("not_judged") => {
+            "NOT JUDGED: ./verify.sh passed, but whether the checks the session changed made it pass could not be found out"
+        }
         Some("unchanged") => "unchanged: the session did not change the repository",
         Some("blocked") => "blocked: ./verify.sh failed and the agent was sent back",
         Some("disarm_refused") => "disarm refused: verify.sh was removed or made unexecutable",

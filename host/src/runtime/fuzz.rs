@@ -40,6 +40,7 @@ impl Host for Answers {
             tail: vec!["x".repeat(400); 20],
             timeout_secs: 1,
             detail: None,
+            notes: Vec::new(),
         })
     }
     fn session_read(&mut self) -> Reply<SessionRead> {

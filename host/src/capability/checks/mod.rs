@@ -332,6 +332,11 @@ pub fn write_file(path: &Path, content: Option<&Content>) -> std::io::Result<()>
     if let Some(parent) = path.parent() {
         std::fs::create_dir_all(parent)?;
     }
+    // Never through a link: writing would change what it points to, maybe
+    // outside the tree, and leave the link in place.
+    if std::fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_symlink()) {
+        std::fs::remove_file(path)?;
+    }
     std::fs::write(path, content.bytes())?;
     let mode = if content.exec { 0o755 } else { 0o644 };
     std::fs::set_permissions(path, std::fs::Permissions::from_mode(mode))
@@ -398,8 +403,17 @@ pub fn changes(
                 };
                 let now = Content::on_disk(&root.join(path))?;
                 let inline = class == Class::Inline;
+                // A check that became a link reads as gone (the runner
+                // would read whatever the link points to): put back whole.
+                let link = std::fs::read_link(root.join(path)).ok();
                 let tests_changed = match compare(path, class, start, now) {
-                    Some(f) => {
+                    Some(mut f) => {
+                        if let Some(target) = link {
+                            f.change.evidence.insert(
+                                0,
+                                format!("turned into a symbolic link to `{}`", target.display()),
+                            );
+                        }
                         found.push(f);
                         true
                     }

@@ -29,7 +29,11 @@ pub fn discover(cwd: &Path) -> Option<PathBuf> {
 /// would point gix elsewhere are gone from the environment: see
 /// [`crate::settings::scrub_repository_vars`].)
 pub(super) fn open(root: &Path) -> Result<gix::Repository> {
-    let repo = gix::open(root)
+    // Objects as stored, whatever `refs/replace/` says (see
+    // `capability::loads`): the environment says so too, and a setting in
+    // the repository's own configuration must not say otherwise.
+    let options = gix::open::Options::default().config_overrides(["core.useReplaceRefs=false"]);
+    let repo = gix::open_opts(root, options)
         .with_context(|| format!("cannot open the git repository at `{}`", root.display()))?;
     if repo.workdir().is_none() {
         bail!(

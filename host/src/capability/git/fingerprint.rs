@@ -127,6 +127,9 @@ fn walk_at(root: &Path, memo: &mut Memo, read_at: i64) -> Result<Walk> {
     let user = memo.user_excludes.as_deref().and_then(Path::parent);
     let config = config::digest(&repo, user);
     hasher.update(format!("config {config}\n").as_bytes());
+    if let Some(replaced) = replace_refs(&repo) {
+        hasher.update(format!("replace {replaced}\n").as_bytes());
+    }
     for (path, what) in &unstaged {
         hasher.update(path);
         hasher.update(b"\0");
@@ -145,6 +148,41 @@ fn walk_at(root: &Path, memo: &mut Memo, read_at: i64) -> Result<Walk> {
         records,
         work,
     })
+}
+
+/// The digest of the refs under `refs/replace/`, by name and target
+/// (`None`: there are none). Objects are read as stored, not as these say
+/// (`capability::loads`), but making or moving one is still something the
+/// session did to the repository. One that cannot be read is said as such
+/// in the digest, never left out.
+fn replace_refs(repo: &gix::Repository) -> Option<String> {
+    let mut bytes = Vec::new();
+    match repo
+        .references()
+        .map_err(|e| e.to_string())
+        .and_then(|refs| {
+            refs.prefixed("refs/replace/")
+                .map(|iter| {
+                    for r in iter {
+                        match r {
+                            Ok(r) => {
+                                bytes.extend_from_slice(r.name().as_bstr());
+                                bytes.push(b' ');
+                                bytes.extend_from_slice(format!("{:?}", r.target()).as_bytes());
+                                bytes.push(b'\n');
+                            }
+                            Err(e) => {
+                                bytes.extend_from_slice(format!("unreadable {e}\n").as_bytes())
+                            }
+                        }
+                    }
+                })
+                .map_err(|e| e.to_string())
+        }) {
+        Ok(()) => {}
+        Err(e) => bytes.extend_from_slice(format!("unreadable {e}\n").as_bytes()),
+    }
+    (!bytes.is_empty()).then(|| blake3::hash(&bytes).to_hex().to_string())
 }
 
 /// A path and what it holds there.

@@ -62,6 +62,7 @@ fn run_script_with(
         tail: Vec::new(),
         timeout_secs: timeout.as_secs(),
         detail: Some(detail),
+        notes: Vec::new(),
     };
     // Started first: the script tells it its group before it runs (see
     // [`Guard`]). Without a guard (no `sh`?) the script still runs; only
@@ -141,6 +142,7 @@ fn run_script_with(
         tail,
         timeout_secs: timeout.as_secs(),
         detail,
+        notes: Vec::new(),
     }
 }
 
