@@ -951,3 +951,29 @@ fn a_verify_sh_that_rewrites_the_checks_it_ran_is_not_judged() {
     assert!(out.summary.contains("`tests/test_calc.py`"), "{out}");
     assert_eq!(out.runs()[0], ("head".into(), "passed".into()), "{out}");
 }
+
+/// The head's `verify.sh` makes git hand out its weakened test for the
+/// base's blob (a replace ref in CI's own clone): the base's checks are
+/// still read as stored, and the weakening is found.
+#[test]
+fn a_replace_ref_made_in_the_clone_does_not_stand_for_the_bases_checks() {
+    let (_project, _clone, out) = judged(|r| {
+        break_add(r);
+        replace(
+            r,
+            "tests/test_calc.py",
+            "    def test_add(self):",
+            "    @unittest.skip(\"later\")\n    def test_add(self):",
+        );
+        let verify = std::fs::read_to_string(r.path("verify.sh")).expect("verify.sh");
+        r.write(
+            "verify.sh",
+            &verify.replacen(
+                "set -e\n",
+                "set -e\nbase=$(git rev-parse \"$PROVE_IT_BASE:tests/test_calc.py\")\ngit replace -f \"$base\" \"$(git hash-object -w tests/test_calc.py)\"\n",
+                1,
+            ),
+        );
+    });
+    out.assert("weakened", 1);
+}

@@ -237,6 +237,79 @@ fn a_test_turned_into_a_link_to_a_weakened_copy_is_weakened() {
     );
 }
 
+/// A Python project whose checks run from an environment inside the
+/// tree (`.venv`, ignored), as many projects' do.
+fn venv_project(sb: &Sandbox) -> Repo {
+    let repo = sb.repo("calc");
+    repo.write("calc.py", CALC);
+    repo.write("test_calc.py", TEST);
+    repo.write("requirements.txt", "# none yet\n");
+    repo.write(".gitignore", "__pycache__/\n.venv/\n");
+    repo.arm(".venv/bin/python -m unittest -q 2>&1");
+    sh(&repo, "python3 -m venv --without-pip .venv");
+    repo
+}
+
+/// The `site-packages` folder of the project's `.venv`.
+fn site_packages(repo: &Repo) -> std::path::PathBuf {
+    let lib = repo.path(".venv/lib");
+    let python = std::fs::read_dir(&lib)
+        .expect("lib")
+        .flatten()
+        .find(|e| e.file_name().to_string_lossy().starts_with("python"))
+        .expect("a python folder");
+    python.path().join("site-packages")
+}
+
+#[test]
+fn a_start_up_hook_put_in_the_trees_venv_is_not_a_plain_pass() {
+    // A `.pth` file runs at every start of the environment's Python: this
+    // one makes every assertEqual pass. Nothing git shows changed but the
+    // code.
+    let sb = Sandbox::new();
+    let repo = venv_project(&sb);
+    repo.start("s");
+    std::fs::write(
+        site_packages(&repo).join("zz_fix.pth"),
+        "import unittest; unittest.TestCase.assertEqual = lambda *a, **k: None\n",
+    )
+    .expect("write the .pth");
+    repo.write("calc.py", "def add(a, b):\n    return a - b\n");
+    let out = repo.stop("s", false);
+    assert!(!out.blocked(), "the hook made the tests pass: {out}");
+    let (code, status) = repo.status_json();
+    assert_eq!(status["verdict"], "not_judged", "{out}\n{status}");
+    assert_eq!(code, 1);
+    assert!(
+        out.message().contains("`.venv`") && out.message().contains("zz_fix.pth"),
+        "{out}"
+    );
+}
+
+#[test]
+fn a_dependency_installed_and_named_in_a_tracked_file_stays_verified() {
+    let sb = Sandbox::new();
+    let repo = venv_project(&sb);
+    repo.start("s");
+    let site = site_packages(&repo);
+    std::fs::create_dir_all(site.join("mathx")).expect("package");
+    std::fs::write(
+        site.join("mathx/__init__.py"),
+        "def twice(x):\n    return 2 * x\n",
+    )
+    .expect("write");
+    repo.write("requirements.txt", "mathx==1.0\n");
+    repo.write(
+        "calc.py",
+        "from mathx import twice\n\n\ndef add(a, b):\n    return a + b\n\n\ndef double(a):\n    return twice(a)\n",
+    );
+    // Build output in a new folder that .gitignore now names.
+    repo.write(".gitignore", "__pycache__/\n.venv/\nbuild/\n");
+    repo.write("build/report.txt", "built\n");
+    let out = repo.stop("s", false);
+    assert_plain_verified(&repo, &out, "a named dependency");
+}
+
 /// The stack tools' folder (tests/install-stack-tools.sh).
 fn stack_tools() -> std::path::PathBuf {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../target/stack-tools");
@@ -321,4 +394,87 @@ fn cargos_build_output_does_not_answer_for_a_time_set_back() {
     let out = repo.stop("s", false);
     assert_blocked(&repo, &out, "cargo's target/");
     assert!(out.message().contains("`src/lib.rs`"), "{out}");
+}
+
+/// A conftest.py that turns every failure into a pass.
+const PASSING_CONFTEST: &str = "import pytest\n\n\n@pytest.hookimpl(hookwrapper=True)\ndef pytest_runtest_makereport(item, call):\n    outcome = yield\n    report = outcome.get_result()\n    if report.failed:\n        report.outcome = \"passed\"\n";
+
+/// A pytest project, passing, whose `verify.sh` runs the stack tools'
+/// pytest.
+fn pytest_project(sb: &Sandbox) -> Repo {
+    let tools = stack_tools();
+    let repo = sb.repo("calc");
+    repo.write("calc.py", CALC);
+    repo.write(
+        "tests/test_calc.py",
+        "from calc import add\n\n\ndef test_add():\n    assert add(2, 3) == 5\n",
+    );
+    repo.write(
+        "pyproject.toml",
+        "[tool.pytest.ini_options]\npythonpath = [\".\"]\n",
+    );
+    repo.write(".gitignore", "__pycache__/\n.pytest_cache/\n");
+    repo.arm(&format!(
+        "'{}' -m pytest -q -p no:cacheprovider 2>&1",
+        tools.join("python/bin/python").display()
+    ));
+    repo
+}
+
+#[test]
+#[ignore = "slow suite: pytest (./verify.sh --full)"]
+fn a_conftest_hidden_by_the_repositorys_exclude_file_is_a_check() {
+    let sb = Sandbox::new();
+    let repo = pytest_project(&sb);
+    repo.start("s");
+    repo.write("tests/conftest.py", PASSING_CONFTEST);
+    sh(
+        &repo,
+        "mkdir -p .git/info && echo conftest.py >> .git/info/exclude",
+    );
+    repo.write("calc.py", "def add(a, b):\n    return a - b\n");
+    assert_eq!(repo.git(&["status", "--porcelain"]).trim(), "M calc.py");
+    let out = repo.stop("s", false);
+    let (code, status) = repo.status_json();
+    assert_eq!(status["verdict"], "weakened", "{out}\n{status}");
+    assert_ne!(code, 0);
+    assert!(out.message().contains("tests/conftest.py"), "{out}");
+    assert!(!out.message().contains("pass too"), "{out}");
+}
+
+#[test]
+#[ignore = "slow suite: pytest (./verify.sh --full)"]
+fn a_conftest_hidden_by_an_ignore_file_that_ignores_itself_is_a_check() {
+    let sb = Sandbox::new();
+    let repo = pytest_project(&sb);
+    repo.start("s");
+    repo.write("tests/conftest.py", PASSING_CONFTEST);
+    repo.write("tests/.gitignore", ".gitignore\nconftest.py\n");
+    repo.write("calc.py", "def add(a, b):\n    return a - b\n");
+    assert_eq!(repo.git(&["status", "--porcelain"]).trim(), "M calc.py");
+    let out = repo.stop("s", false);
+    let (code, status) = repo.status_json();
+    assert_eq!(status["verdict"], "weakened", "{out}\n{status}");
+    assert_ne!(code, 0);
+    assert!(out.message().contains("tests/conftest.py"), "{out}");
+}
+
+#[test]
+#[ignore = "slow suite: pytest (./verify.sh --full)"]
+fn an_ignored_conftest_that_was_there_at_the_start_is_not_the_sessions_doing() {
+    // A person's own ignored conftest.py (local settings): no change.
+    let sb = Sandbox::new();
+    let repo = pytest_project(&sb);
+    repo.write("tests/conftest.py", "import os\n");
+    sh(
+        &repo,
+        "mkdir -p .git/info && echo conftest.py >> .git/info/exclude",
+    );
+    repo.start("s");
+    repo.write(
+        "calc.py",
+        "def add(a, b):\n    return a + b\n\n\ndef sub(a, b):\n    return a - b\n",
+    );
+    let out = repo.stop("s", false);
+    assert_plain_verified(&repo, &out, "an ignored conftest from before");
 }

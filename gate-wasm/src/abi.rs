@@ -431,6 +431,12 @@ pub struct CheckChanges {
     /// session's start.
     #[serde(default)]
     pub git_config: Vec<GitConfigChange>,
+    /// Environments inside the tree (`.venv`, `node_modules`) that
+    /// changed during the session with no tracked dependency list or
+    /// lockfile changed with them, one line each (ABI 5): the checks ran
+    /// with what a fresh checkout does not install.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub environment: Vec<String>,
 }
 
 /// One difference in git's configuration of the checks.

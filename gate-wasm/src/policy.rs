@@ -947,6 +947,17 @@ fn judge(
     };
     let admitted = admission(claim).map(|line| format!("prove-it: note: {line}."));
     let suspect = changes.suspect.clone();
+    // An environment inside the tree that changed with nothing tracked to
+    // say why: the checks ran with what a fresh checkout does not have.
+    let environment = (!changes.environment.is_empty()).then(|| {
+        let mut text = "prove-it: the checks ran with an environment this session changed and no tracked file accounts for:".to_string();
+        for line in &changes.environment {
+            text.push_str("\n  - ");
+            text.push_str(line);
+        }
+        text.push_str("\nInstall it again from the tracked files (or commit the dependency change with its lockfile), then let the gate judge the tree again.");
+        text
+    });
     let copy = (!suspect.is_empty()).then(|| changes.clone());
     // Said after the verdict, never in place of its headline.
     let join = |note: Option<String>| join_notes(note, admitted.clone());
@@ -954,10 +965,13 @@ fn judge(
         judge_checks_changed(host, session, changes, changed_verify, notes),
         copy,
     ) {
+        (Judged::Plain(note), None) if environment.is_some() => {
+            Judged::Unanswered(join(join_notes(environment, note)).unwrap_or_default())
+        }
         (Judged::Plain(note), None) => Judged::Plain(join(note)),
         (Judged::Unanswered(why), _) => Judged::Unanswered(join(Some(why)).unwrap_or_default()),
         (Judged::Weakened(mut w), _) => {
-            w.note = join(w.note.take());
+            w.note = join(join_notes(w.note.take(), environment));
             Judged::Weakened(w)
         }
         (Judged::Plain(note), Some(changes)) => {
@@ -970,7 +984,7 @@ fn judge(
                 tail: Vec::new(),
                 diff: code_diff_command(&changes),
                 changes: Some(changes),
-                note: join(note),
+                note: join(join_notes(note, environment)),
                 tests: 0,
             }))
         }

@@ -209,6 +209,181 @@ fn quoted(paths: &[&str]) -> String {
     text.join(", ")
 }
 
+/// The ignored files of the tree at `root`, each a file of its own (not
+/// in a folder that is ignored whole: build output, an environment,
+/// `__pycache__`): a `conftest.py` or a runner's configuration that an
+/// ignore rule hides is still loaded by the runner, so whichever the
+/// check list names are checks. An ignore rule that hides itself (a
+/// `.gitignore` that names itself) is among them.
+pub fn ignored_files(root: &Path) -> anyhow::Result<Vec<String>> {
+    let list = super::copy::git(
+        root,
+        &[
+            "ls-files",
+            "-z",
+            "--others",
+            "--ignored",
+            "--exclude-standard",
+            "--directory",
+        ],
+    )?;
+    Ok(list
+        .split(|&b| b == 0)
+        .filter(|p| !p.is_empty() && !p.ends_with(b"/"))
+        .map(|p| String::from_utf8_lossy(p).into_owned())
+        .collect())
+}
+
+/// Folders inside a work tree that hold an environment the checks run
+/// with: Python's virtual environments and Node's packages.
+const ENVIRONMENT_DIRS: [&str; 3] = [".venv", "venv", "node_modules"];
+
+/// What each environment inside the tree holds, by entry: a Python
+/// environment's `site-packages` entries (a `.pth` file and
+/// `sitecustomize.py` by their content: Python runs them at start-up) and
+/// `pyvenv.cfg`; Node's top-level packages (scoped ones by name) and its
+/// `.package-lock.json`. Enough to see a package or a start-up hook added
+/// or removed; an edit inside an installed package is not looked for.
+pub type Environments =
+    std::collections::BTreeMap<String, std::collections::BTreeMap<String, String>>;
+
+/// [`Environments`] of the tree at `root` now.
+pub fn environments(root: &Path) -> Environments {
+    let mut out = Environments::new();
+    for dir in ENVIRONMENT_DIRS {
+        let top = root.join(dir);
+        if !top.is_dir() {
+            continue;
+        }
+        let mut entries = std::collections::BTreeMap::new();
+        let add_dir =
+            |dir: &Path, prefix: &str, entries: &mut std::collections::BTreeMap<String, String>| {
+                let Ok(read) = std::fs::read_dir(dir) else {
+                    return;
+                };
+                for entry in read.flatten() {
+                    let name = entry.file_name().to_string_lossy().into_owned();
+                    let hooks = name.ends_with(".pth")
+                        || name == "sitecustomize.py"
+                        || name == "usercustomize.py"
+                        || name == ".package-lock.json"
+                        || name == "pyvenv.cfg";
+                    let what = match hooks {
+                        true => std::fs::read(entry.path())
+                            .map(|b| blake3::hash(&b).to_hex()[..16].to_string())
+                            .unwrap_or_else(|_| "unreadable".into()),
+                        false => String::new(),
+                    };
+                    entries.insert(format!("{prefix}{name}"), what);
+                }
+            };
+        if dir == "node_modules" {
+            add_dir(&top, "", &mut entries);
+            let scoped: Vec<String> = entries
+                .keys()
+                .filter(|k| k.starts_with('@'))
+                .cloned()
+                .collect();
+            for scope in scoped {
+                add_dir(&top.join(&scope), &format!("{scope}/"), &mut entries);
+            }
+        } else {
+            if let Ok(cfg) = std::fs::read(top.join("pyvenv.cfg")) {
+                entries.insert(
+                    "pyvenv.cfg".into(),
+                    blake3::hash(&cfg).to_hex()[..16].to_string(),
+                );
+            }
+            for lib in ["lib", "lib64"] {
+                let Ok(read) = std::fs::read_dir(top.join(lib)) else {
+                    continue;
+                };
+                for python in read.flatten() {
+                    let site = python.path().join("site-packages");
+                    let prefix = format!(
+                        "{lib}/{}/site-packages/",
+                        python.file_name().to_string_lossy()
+                    );
+                    add_dir(&site, &prefix, &mut entries);
+                }
+            }
+        }
+        out.insert(dir.to_string(), entries);
+    }
+    out
+}
+
+/// The tracked files whose change accounts for an environment's: a
+/// dependency list or a lockfile.
+fn accounts_for_environment(path: &str) -> bool {
+    let name = path.rsplit('/').next().unwrap_or(path);
+    matches!(
+        name,
+        "pyproject.toml"
+            | "setup.py"
+            | "setup.cfg"
+            | "Pipfile"
+            | "Pipfile.lock"
+            | "poetry.lock"
+            | "uv.lock"
+            | "pdm.lock"
+            | "package.json"
+            | "package-lock.json"
+            | "npm-shrinkwrap.json"
+            | "yarn.lock"
+            | "pnpm-lock.yaml"
+            | "bun.lock"
+            | "bun.lockb"
+    ) || (name.ends_with(".txt")
+        && (name.starts_with("requirements") || name.starts_with("constraints")))
+}
+
+/// One line for each environment inside the tree that changed between
+/// `start` and `now` with no changed tracked file (`changed`) that
+/// accounts for it: what the checks ran with is not what a fresh checkout
+/// installs.
+pub fn unaccounted_environments(
+    start: &Environments,
+    now: &Environments,
+    changed: &[String],
+) -> Vec<String> {
+    if changed.iter().any(|p| accounts_for_environment(p)) {
+        return Vec::new();
+    }
+    let empty = std::collections::BTreeMap::new();
+    let mut lines = Vec::new();
+    let dirs: std::collections::BTreeSet<&String> = start.keys().chain(now.keys()).collect();
+    for dir in dirs {
+        let (a, b) = (
+            start.get(dir).unwrap_or(&empty),
+            now.get(dir).unwrap_or(&empty),
+        );
+        if a == b {
+            continue;
+        }
+        let mut said = Vec::new();
+        for (name, what) in b {
+            match a.get(name) {
+                None => said.push(format!("`{name}` added")),
+                Some(old) if old != what => said.push(format!("`{name}` changed")),
+                Some(_) => {}
+            }
+        }
+        said.extend(
+            a.keys()
+                .filter(|n| !b.contains_key(*n))
+                .map(|n| format!("`{n}` removed")),
+        );
+        let more = said.len().saturating_sub(5);
+        said.truncate(5);
+        if more > 0 {
+            said.push(format!("and {more} more"));
+        }
+        lines.push(format!("`{dir}` inside the tree changed during the session ({}), and no tracked dependency list or lockfile changed with it", said.join(", ")));
+    }
+    lines
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

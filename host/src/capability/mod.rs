@@ -107,13 +107,17 @@ impl Capabilities {
         }
         // The checks first: a base without them would read as "none".
         if let Some(snapshot) = &snapshot {
-            let pinned = checks::pin(
+            // Ignored checks are kept too: the runner loads them.
+            let ignored = loads::ignored_files(&self.root)
+                .context("cannot list the ignored files to pin this session's checks")?;
+            let mut pinned = checks::pin(
                 &self.root,
                 snapshot.head.as_deref(),
-                snapshot.paths.keys(),
+                snapshot.paths.keys().chain(ignored.iter()),
                 self.git_excludes.parent(),
             )
             .context("cannot pin this session's checks")?;
+            pinned.environments = Some(loads::environments(&self.root));
             self.state.write_own(&self.state.checks_file(), &pinned)?;
         }
         self.state.write_own(&file, &snapshot)?;
@@ -190,12 +194,14 @@ impl Capabilities {
                 "more paths changed than a list is made for (SPEC.md, \"The changed files\"), so the checks were not compared",
             );
         };
+        let ignored = loads::ignored_files(&self.root)?;
         checks::changes(
             &self.root,
             &pinned,
             base.head.as_deref(),
             &base.paths,
             &changed,
+            &ignored,
             self.git_excludes.parent(),
         )
     }

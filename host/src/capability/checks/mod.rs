@@ -117,6 +117,10 @@ pub struct Pinned {
     /// a version that did not keep it).
     #[serde(default)]
     pub git: Option<git::config::Settings>,
+    /// The environments inside the tree at the start (`None`: pinned by a
+    /// version that did not look, or in CI, where there are none).
+    #[serde(default)]
+    pub environments: Option<super::loads::Environments>,
 }
 
 /// The list in force at a session that starts at `head`: the committed
@@ -248,6 +252,7 @@ pub fn pin<'a>(
         list: text,
         dirty: BTreeMap::new(),
         unkept: Vec::new(),
+        environments: None,
     };
     let mut total = 0;
     for path in dirty {
@@ -363,9 +368,19 @@ pub fn changes(
     head_at_start: Option<&str>,
     dirty_at_start: &BTreeMap<String, String>,
     changed: &[String],
+    ignored: &[String],
     git_user: Option<&Path>,
 ) -> Result<(Replayable, CheckChanges)> {
     let (list, problems) = List::parse(&pinned.list);
+    // Checks git does not show: ignored ones now, and those kept at the
+    // start (one deleted since is a change too). Never read as code.
+    let mut all = changed.to_vec();
+    for path in ignored.iter().chain(pinned.dirty.keys()) {
+        if list.classify(path).is_some() && !all.contains(path) {
+            all.push(path.clone());
+        }
+    }
+    let looked = all.as_slice();
     let mut report = CheckChanges {
         origin: pinned.origin.clone(),
         base: head_at_start.map(str::to_string),
@@ -381,7 +396,7 @@ pub fn changes(
     // (a session that rewrites thousands of files is not read whole).
     let mut code_files = CODE_FILES;
     let mut tests = TestLines::new(root, &list, changed);
-    for path in changed {
+    for path in looked {
         // `Some(suppressions)`: the file is code, read for its lint
         // suppressions (when `true`) and code-side cheats.
         let code = match list.classify(path) {
@@ -462,6 +477,13 @@ pub fn changes(
         }
     }
     report.files = found.iter().map(|f| f.change.clone()).collect();
+    if let Some(start) = &pinned.environments {
+        report.environment = super::loads::unaccounted_environments(
+            start,
+            &super::loads::environments(root),
+            changed,
+        );
+    }
     let mut git_config = None;
     match &pinned.git {
         Some(start) => {

@@ -264,6 +264,7 @@ impl CiHost {
             Some(&c.base),
             &BTreeMap::new(),
             changed,
+            &[],
             c.git_user.as_deref(),
         )
     }
