@@ -268,6 +268,8 @@ fn versus(spec: &str, b: &Bench, runs: usize, small: &Path, large: &Path) {
     }
     let empty = || -> Vec<Vec<Sample>> { bins.iter().map(|_| Vec::new()).collect() };
     let (mut small_stops, mut large_stops, mut first) = (empty(), empty(), empty());
+    // A stop that runs `verify.sh` (`exit 0`): a new change each time.
+    let (mut small_runs, mut large_runs) = (empty(), empty());
     let (mut small_status, mut large_status) = (Vec::new(), Vec::new());
     let large_name = large.file_name().map_or("".into(), |n| n.to_string_lossy());
     for i in 0..runs {
@@ -276,6 +278,13 @@ fn versus(spec: &str, b: &Bench, runs: usize, small: &Path, large: &Path) {
         for j in 0..bins.len() {
             small_stops[j].push(hook(j, "stop", small, &[]));
             large_stops[j].push(hook(j, "stop", large, &[]));
+            for (repo, runs) in [(small, &mut small_runs), (large, &mut large_runs)] {
+                std::fs::write(repo.join("change.txt"), format!("versus {i} {j}")).expect("write");
+                runs[j].push(hook(j, "stop", repo, &[]));
+                // Back to the session's start: the read-only stops above
+                // stay read-only for every binary.
+                std::fs::remove_file(repo.join("change.txt")).expect("remove");
+            }
             if i < 7 {
                 let cache = b.tmp.join(format!("cold-{j}-{i}"));
                 let cache = cache.to_str().expect("utf-8");
@@ -301,6 +310,17 @@ fn versus(spec: &str, b: &Bench, runs: usize, small: &Path, large: &Path) {
             timing(&first[j], "load_us"),
             peak_mib(&large_stops[j]),
             linking(Path::new(bin))
+        );
+    }
+    println!(
+        "\n| binary (median of {runs}) | stop that runs `verify.sh` (`exit 0`), 200 files | the same, {large_name} |\n|---|---|---|",
+    );
+    for (j, (name, _)) in bins.iter().enumerate() {
+        let (small_ms, large_ms) = (ms(&small_runs[j]), ms(&large_runs[j]));
+        println!(
+            "| {name} | {small_ms:.2} ms ({:.2}x) | {large_ms:.1} ms ({:.2}x) |",
+            small_ms / small_git,
+            large_ms / large_git,
         );
     }
 }

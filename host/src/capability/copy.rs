@@ -325,19 +325,9 @@ const IGNORED_BYTES: u64 = 32 << 20;
 
 /// Copies the small ignored files (see [`IGNORED_FILES`]).
 fn copy_ignored(repo: &Path, root: &Path) -> Result<()> {
-    let list = git(
-        repo,
-        &[
-            "ls-files",
-            "-z",
-            "--others",
-            "--ignored",
-            "--exclude-standard",
-            "--directory",
-        ],
-    )?;
+    let list = super::loads::ignored_files(repo)?;
     let (mut count, mut bytes) = (0, 0);
-    for rel in listed_files(&list) {
+    for rel in list.iter().map(Path::new) {
         let Ok(meta) = std::fs::symlink_metadata(repo.join(rel)) else {
             continue;
         };

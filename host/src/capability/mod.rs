@@ -48,6 +48,9 @@ pub struct Capabilities {
     changed: Option<Vec<String>>,
     /// The checks `check_changes` found, for a replay right after it.
     found: Option<checks::Replayable>,
+    /// The ignored files the last look at the tree found (see
+    /// [`git::Walk::ignored`]).
+    ignored: Option<Vec<String>>,
 }
 
 impl Capabilities {
@@ -75,6 +78,7 @@ impl Capabilities {
             run_env: Vec::new(),
             changed: None,
             found: None,
+            ignored: None,
         }
     }
 
@@ -108,12 +112,10 @@ impl Capabilities {
         // The checks first: a base without them would read as "none".
         if let Some(snapshot) = &snapshot {
             // Ignored checks are kept too: the runner loads them.
-            let ignored = loads::ignored_files(&self.root)
-                .context("cannot list the ignored files to pin this session's checks")?;
             let mut pinned = checks::pin(
                 &self.root,
                 snapshot.head.as_deref(),
-                snapshot.paths.keys().chain(ignored.iter()),
+                snapshot.paths.keys().chain(walk.ignored.iter()),
                 self.git_excludes.parent(),
             )
             .context("cannot pin this session's checks")?;
@@ -194,7 +196,10 @@ impl Capabilities {
                 "more paths changed than a list is made for (SPEC.md, \"The changed files\"), so the checks were not compared",
             );
         };
-        let ignored = loads::ignored_files(&self.root)?;
+        let ignored = match self.ignored.take() {
+            Some(ignored) => ignored,
+            None => loads::ignored_files(&self.root)?,
+        };
         checks::changes(
             &self.root,
             &pinned,
@@ -278,6 +283,7 @@ impl Host for Capabilities {
         };
         let state = walk.state.clone();
         self.tree_work = Some(walk.work);
+        self.ignored = Some(walk.ignored.clone());
         self.last_walk = Some(walk);
         Ok(state)
     }

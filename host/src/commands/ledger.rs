@@ -45,6 +45,8 @@ pub struct Report {
     pub suspect: usize,
     /// Passes that changed what tests expect (they passed at the start).
     pub behaviour_changed: usize,
+    /// Passes whose changed checks could not be judged.
+    pub not_judged: usize,
     pub skipped: usize,
     pub disarm_refused: usize,
     pub gate_errors: usize,
@@ -209,6 +211,7 @@ pub fn summarize(
                 "weakened" => report.weakened += 1,
                 "suspect" => report.suspect += 1,
                 "behaviour_changed" => report.behaviour_changed += 1,
+                "not_judged" => report.not_judged += 1,
                 "skipped" => report.skipped += 1,
                 "disarm_refused" => report.disarm_refused += 1,
                 "gate_error" => report.gate_errors += 1,
@@ -340,6 +343,11 @@ pub fn render(r: &Report) -> String {
         out,
         "  behaviour  {} that changed what tests expect (they passed at the start)",
         plural(r.behaviour_changed, "pass", "passes")
+    );
+    let _ = writeln!(
+        out,
+        "  not judged {} whose changed checks could not be judged",
+        plural(r.not_judged, "pass", "passes")
     );
     let _ = writeln!(
         out,

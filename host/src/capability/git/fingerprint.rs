@@ -45,6 +45,9 @@ pub struct Walk {
     pub records: Option<Vec<Record>>,
     /// What the look had to do, and what the memo spared it.
     pub work: Work,
+    /// The ignored files of the directories it read (see
+    /// `untracked::Look::ignored`), for the checks git does not show.
+    pub ignored: Vec<String>,
 }
 
 /// What one look at the tree did (for tests and `PROVE_IT_TIMINGS`).
@@ -106,7 +109,8 @@ fn walk_at(root: &Path, memo: &mut Memo, read_at: i64) -> Result<Walk> {
     let mut work = Work::default();
     let (staged, staged_records) =
         staged_digest(&repo, head_id, &index, &index_id.entries, memo, &mut work)?;
-    let mut unstaged = unstaged_records(&repo, root, &index, &index_id, memo, &mut work, read_at)?;
+    let (mut unstaged, ignored) =
+        unstaged_records(&repo, root, &index, &index_id, memo, &mut work, read_at)?;
     let flags = flagged(&index, sparse_checkout(&repo));
     unstaged.extend(flags.records);
     unstaged.sort();
@@ -147,6 +151,7 @@ fn walk_at(root: &Path, memo: &mut Memo, read_at: i64) -> Result<Walk> {
         },
         records,
         work,
+        ignored,
     })
 }
 
@@ -458,7 +463,7 @@ fn unstaged_records(
     memo: &mut Memo,
     work: &mut Work,
     read_at: i64,
-) -> Result<Vec<(BString, String)>> {
+) -> Result<(Vec<Record>, Vec<String>)> {
     let threads = if index.entries().len() >= THREADS_FROM_ENTRIES {
         std::thread::available_parallelism().map_or(1, usize::from)
     } else {
@@ -482,7 +487,7 @@ fn unstaged_records_with(
     work: &mut Work,
     threads: usize,
     read_at: i64,
-) -> Result<Vec<(BString, String)>> {
+) -> Result<(Vec<Record>, Vec<String>)> {
     let known = memo
         .settled
         .clone()
@@ -516,7 +521,8 @@ fn unstaged_records_with(
     let dirwalk = repo
         .dirwalk_options()
         .context("cannot read the configuration")?
-        .emit_untracked(gix::dir::walk::EmissionMode::Matching);
+        .emit_untracked(gix::dir::walk::EmissionMode::Matching)
+        .emit_ignored(Some(gix::dir::walk::EmissionMode::CollapseDirectory));
     let mut collect = Collect {
         root,
         memo,
@@ -602,7 +608,7 @@ fn unstaged_records_with(
         });
         memo.changed = true;
     }
-    Ok(records)
+    Ok((records, look.ignored))
 }
 
 /// Every entry of `to_look` (entries of `index`) whose work-tree state
@@ -972,7 +978,8 @@ mod tests {
             threads,
             now_secs(),
         )
-        .expect("status");
+        .expect("status")
+        .0;
         records.sort();
         records
     }

@@ -42,6 +42,10 @@ pub(super) struct Listing {
     key: String,
     dirs: Vec<Dir>,
     paths: Vec<String>,
+    /// The ignored files (see [`Look::ignored`]): a name appears in a
+    /// directory the same way whether it is ignored or not.
+    #[serde(default)]
+    ignored: Vec<String>,
 }
 
 /// A directory the walk came to (relative; "" is the work tree itself).
@@ -84,7 +88,7 @@ pub(super) fn key(
     if let Ok(Some(path)) = config.trusted_path("core.excludesFile") {
         files.push(path);
     }
-    let mut key = format!("untracked v1\n{entries}\n{options:?}\n");
+    let mut key = format!("untracked v2\n{entries}\n{options:?}\n");
     for file in files {
         let stamp = std::fs::metadata(&file).ok().map(|m| Stamp::of(&m));
         key.push_str(&format!("{} {stamp:?}\n", file.display()));
@@ -130,6 +134,10 @@ pub(super) fn times_are_kept(root: &Path) -> bool {
 /// keep of it.
 pub(super) struct Look {
     pub(super) paths: Vec<BString>,
+    /// The ignored files in the directories the walk read (not those in
+    /// a folder ignored whole, which it does not enter): a `conftest.py`
+    /// an ignore rule hides is still loaded by the runner.
+    pub(super) ignored: Vec<String>,
     /// `None`: keep what the memo has. `Some(listing)`: keep that instead
     /// (`Some(None)` forgets it).
     pub(super) remember: Option<Option<Listing>>,
@@ -160,6 +168,7 @@ pub(super) fn look(
                 .iter()
                 .map(|p| BString::from(p.as_str()))
                 .collect(),
+            ignored: known.ignored.clone(),
             remember: None,
             walked: false,
         });
@@ -174,6 +183,11 @@ pub(super) fn look(
         _ => Some(listing),
     };
     Ok(Look {
+        ignored: found
+            .ignored
+            .iter()
+            .map(|p| p.to_str_lossy().into_owned())
+            .collect(),
         paths: found.paths,
         remember,
         walked: true,
@@ -223,10 +237,16 @@ impl Listing {
             .iter()
             .map(|p| p.to_str().ok().map(str::to_owned))
             .collect::<Option<_>>()?;
+        let ignored = found
+            .ignored
+            .iter()
+            .map(|p| p.to_str().ok().map(str::to_owned))
+            .collect::<Option<_>>()?;
         Some(Listing {
             key: key.to_owned(),
             dirs,
             paths,
+            ignored,
         })
     }
 }
@@ -242,6 +262,7 @@ fn ignore_of(dir: &Path) -> Ignore {
 #[derive(Default)]
 struct Found {
     paths: Vec<BString>,
+    ignored: Vec<BString>,
     /// Relative paths ("" for the work tree), and whether each was read.
     dirs: Vec<(BString, bool)>,
 }
@@ -273,9 +294,16 @@ impl gix::dir::walk::Delegate for Found {
         entry: gix::dir::EntryRef<'_>,
         _collapsed_directory_status: Option<gix::dir::entry::Status>,
     ) -> gix::dir::walk::Action {
+        use gix::dir::entry::{Kind, Status};
+        if let Status::Ignored(_) = entry.status {
+            // Files only: a folder ignored whole is build output or an
+            // environment, and is not entered.
+            if matches!(entry.disk_kind, Some(Kind::File | Kind::Symlink)) {
+                self.ignored.push(entry.rela_path.into_owned());
+            }
         // As `git status` (and gix's own status): sockets, FIFOs and the
         // like are never shown as untracked.
-        if entry.disk_kind != Some(gix::dir::entry::Kind::Untrackable) {
+        } else if entry.disk_kind != Some(Kind::Untrackable) {
             self.paths.push(entry.rela_path.into_owned());
         }
         std::ops::ControlFlow::Continue(())
