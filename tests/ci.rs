@@ -977,3 +977,25 @@ fn a_replace_ref_made_in_the_clone_does_not_stand_for_the_bases_checks() {
     });
     out.assert("weakened", 1);
 }
+
+/// The head's `verify.sh` writes a check git does not track while it runs
+/// (here the configuration that skips failures): the replay's copy would
+/// hold it, so it is compared as a check the pull request added, and left
+/// out of the base's run.
+#[test]
+fn a_check_the_heads_verify_sh_writes_while_it_runs_is_compared() {
+    let (_project, _clone, out) = judged(|r| {
+        break_add(r);
+        let verify = std::fs::read_to_string(r.path("verify.sh")).expect("verify.sh");
+        r.write(
+            "verify.sh",
+            &verify.replacen(
+                "set -e\n",
+                "set -e\nprintf 'SKIP_FAILURES=1\\n' > run.cfg\n",
+                1,
+            ),
+        );
+    });
+    out.assert("weakened", 1);
+    assert!(out.summary.contains("`run.cfg`"), "{out}");
+}

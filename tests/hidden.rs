@@ -478,3 +478,35 @@ fn an_ignored_conftest_that_was_there_at_the_start_is_not_the_sessions_doing() {
     let out = repo.stop("s", false);
     assert_plain_verified(&repo, &out, "an ignored conftest from before");
 }
+
+#[test]
+fn an_ignore_file_that_hides_itself_is_work() {
+    // Nothing git shows changes: only a `.gitignore` that ignores itself
+    // appears (with what it hides). The stop must still judge the tree.
+    let sb = Sandbox::new();
+    let repo = sb.repo("r");
+    repo.arm_counting();
+    repo.write("tests/test_a.txt", "a\n");
+    repo.commit("a test folder");
+    repo.start("s");
+    repo.write("tests/.gitignore", ".gitignore\nconftest.py\n");
+    repo.write("tests/conftest.py", "x = 1\n");
+    assert_eq!(repo.git(&["status", "--porcelain"]).trim(), "");
+    let out = repo.stop("s", false);
+    // Run, and replayed: what it hides is an added check.
+    assert!(
+        repo.runs() >= 1,
+        "the hidden ignore file was not seen:\n{out}"
+    );
+    assert!(out.message().contains("`tests/conftest.py`"), "{out}");
+    // A folder ignored whole with its own `.gitignore` (as pytest's cache
+    // writes it) changes nothing.
+    let sb = Sandbox::new();
+    let repo = sb.repo("r");
+    repo.arm_counting();
+    repo.start("s");
+    repo.write(".pytest_cache/.gitignore", "*\n");
+    repo.write(".pytest_cache/v/cache/nodeids", "[]\n");
+    let out = repo.stop("s", false);
+    assert_eq!(repo.runs(), 0, "a cache folder was taken for work:\n{out}");
+}

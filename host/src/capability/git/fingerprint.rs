@@ -134,6 +134,18 @@ fn walk_at(root: &Path, memo: &mut Memo, read_at: i64) -> Result<Walk> {
     if let Some(replaced) = replace_refs(&repo) {
         hasher.update(format!("replace {replaced}\n").as_bytes());
     }
+    // An ignore file that hides itself (a `.gitignore` that names itself,
+    // in a folder with tracked files) is not among the untracked files,
+    // yet what it hides may be what the checks load: it is part of the
+    // state. (A folder ignored whole, as `.pytest_cache/` with its own
+    // `.gitignore`, is not entered, and plays no part.)
+    for path in ignored
+        .iter()
+        .filter(|p| p.rsplit('/').next() == Some(".gitignore"))
+    {
+        let content = std::fs::read(root.join(path)).unwrap_or_default();
+        hasher.update(format!("hidden-ignore {path} {}\n", blake3::hash(&content)).as_bytes());
+    }
     for (path, what) in &unstaged {
         hasher.update(path);
         hasher.update(b"\0");
@@ -1088,6 +1100,27 @@ mod tests {
     /// untracked memo is seen: the memo is dropped and the tree walked, and
     /// the look gives what a look without any memo gives. A write to an
     /// untracked file is seen with the memo holding.
+    #[test]
+    fn the_ignored_files_of_the_folders_read_are_listed() {
+        let tmp = tempfile::tempdir().expect("tmp");
+        let root = &tmp.path().canonicalize().expect("canonical");
+        git(root, &["init", "-q", "-b", "main"]);
+        write(root, ".gitignore", "build/\n*.log\n");
+        write(root, "tests/tracked.txt", "a\n");
+        git(root, &["add", "-A"]);
+        git(root, &["commit", "-q", "-m", "base"]);
+        write(root, "tests/.gitignore", ".gitignore\nconftest.py\n");
+        write(root, "tests/conftest.py", "x = 1\n");
+        write(root, "a.log", "noise\n");
+        write(root, "build/out.o", "ignored whole\n");
+        write(root, ".pytest_cache/.gitignore", "*\n");
+        write(root, ".pytest_cache/v/x", "[]\n");
+        let walk = walk(root, &mut Memo::default()).expect("walk");
+        let mut ignored = walk.ignored.clone();
+        ignored.sort();
+        assert_eq!(ignored, ["a.log", "tests/.gitignore", "tests/conftest.py"]);
+    }
+
     #[test]
     fn the_untracked_memo_sees_every_change_under_it() {
         let tmp = tempfile::tempdir().expect("tmp");

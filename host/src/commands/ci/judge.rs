@@ -59,6 +59,10 @@ pub struct Judged {
 struct Shared {
     session: Option<serde_json::Value>,
     judged: Judged,
+    /// The files git does not track that `verify.sh` wrote on the head
+    /// (ignored or not): compared as checks the pull request added, since
+    /// the replay's copy holds them.
+    written: Vec<String>,
 }
 
 /// Judges the pull request `revs` in the work tree at `root` with the
@@ -258,13 +262,14 @@ impl CiHost {
                 },
             ));
         };
+        let written = self.shared().written.clone();
         checks::changes(
             &c.root,
             &c.pinned,
             Some(&c.base),
             &BTreeMap::new(),
             changed,
-            &[],
+            &written,
             c.git_user.as_deref(),
         )
     }
@@ -301,7 +306,12 @@ impl Host for CiHost {
         let c = &self.context;
         errln!("prove-it ci: running ./verify.sh on the pull request's code ...");
         let before = revisions::tracked_state(&c.root);
+        let outside_before = revisions::untracked(&c.root);
         let run = verify::run_with(&c.root, c.timeout, &c.env);
+        let written: Vec<String> = revisions::untracked(&c.root)
+            .into_iter()
+            .filter(|p| !outside_before.contains(p))
+            .collect();
         errln!("prove-it ci: {}", super::report::run_said(&run));
         // The check changes and the replay read the work tree after this
         // run: a `verify.sh` that put the base's checks back once it had
@@ -317,6 +327,7 @@ impl Host for CiHost {
         let mut shared = self.shared();
         shared.judged.head_run = Some(run.clone());
         shared.judged.rewritten = rewritten;
+        shared.written = written;
         Ok(run)
     }
     fn session_read(&mut self) -> Reply<SessionRead> {

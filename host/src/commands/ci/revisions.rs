@@ -200,6 +200,20 @@ pub fn dirty(root: &Path) -> Vec<String> {
     .unwrap_or_default()
 }
 
+/// Every file git does not track, ignored or not (a folder with no
+/// tracked file in it is one entry, ending in `/`): what `verify.sh` adds
+/// beside the pull request's files.
+pub fn untracked(root: &Path) -> std::collections::BTreeSet<String> {
+    git(root, &["ls-files", "-z", "--others", "--directory"])
+        .map(|out| {
+            out.split(|b| *b == 0)
+                .filter(|p| !p.is_empty())
+                .map(|p| String::from_utf8_lossy(p).into_owned())
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
 /// HEAD and every tracked file's content, as one value: what `verify.sh`
 /// must leave as it found it (`None`: git cannot say).
 pub fn tracked_state(root: &Path) -> Option<(String, Vec<u8>)> {
