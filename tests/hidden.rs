@@ -510,3 +510,35 @@ fn an_ignore_file_that_hides_itself_is_work() {
     let out = repo.stop("s", false);
     assert_eq!(repo.runs(), 0, "a cache folder was taken for work:\n{out}");
 }
+
+#[test]
+fn a_file_hidden_by_an_ignore_rule_the_session_added_is_named() {
+    let sb = Sandbox::new();
+    let repo = sb.repo("r");
+    repo.arm_counting();
+    repo.write(".gitignore", "*.tmp\n");
+    repo.commit("ignore temp files");
+    repo.start("s");
+    // Hidden by a rule the session added: named.
+    repo.write(".gitignore", "*.tmp\n*.log\n");
+    repo.write("debug.log", "hidden\n");
+    // Hidden by a rule that was there: the session's own business.
+    repo.write("scratch.tmp", "noise\n");
+    // By the repository's excludes file, changed in the session: named.
+    sh(
+        &repo,
+        "mkdir -p .git/info && echo secret.txt >> .git/info/exclude",
+    );
+    repo.write("secret.txt", "hidden too\n");
+    let out = repo.stop("s", false);
+    let (code, status) = repo.status_json();
+    assert_eq!(status["verdict"], "verified", "{out}\n{status}");
+    assert_eq!(code, 0);
+    let said = out.message();
+    assert!(
+        said.contains("`debug.log`: appeared during the session, ignored by `*.log`"),
+        "{out}"
+    );
+    assert!(said.contains("`secret.txt`: appeared"), "{out}");
+    assert!(!said.contains("scratch.tmp"), "{out}");
+}

@@ -234,6 +234,65 @@ pub fn ignored_files(root: &Path) -> anyhow::Result<Vec<String>> {
         .collect())
 }
 
+/// Ignored files at most kept from a session's start, to tell those that
+/// appeared since (a tree with more is not told).
+pub const IGNORED_KEPT: usize = 10_000;
+
+/// One line for each file of `now` (ignored files, relative) that was not
+/// among `start`'s and that an ignore rule the session added hides. Git
+/// says which rule hides each (`git check-ignore -v`); `was_there` says
+/// whether the file that holds it (`SOURCE` as git names it) had that
+/// line at the session's start (`None`: not known; then a `.gitignore`
+/// among `changed` or itself new and hidden, or an excludes file when
+/// `excludes_changed`, counts as the session's). Such a file is the
+/// session's work that `git status` does not show.
+pub fn hidden_by_the_session(
+    root: &Path,
+    start: &[String],
+    now: &[String],
+    changed: &[String],
+    excludes_changed: bool,
+    was_there: impl Fn(&str, &str) -> Option<bool>,
+) -> Vec<String> {
+    let appeared: Vec<&String> = now.iter().filter(|p| !start.contains(p)).collect();
+    if appeared.is_empty() {
+        return Vec::new();
+    }
+    let mut args = vec!["check-ignore", "-v", "--no-index", "--"];
+    args.extend(appeared.iter().map(|p| p.as_str()));
+    // Exit 1 means none is ignored any more: nothing to say.
+    let Ok(out) = super::copy::git(root, &args) else {
+        return Vec::new();
+    };
+    let mut lines = Vec::new();
+    for line in String::from_utf8_lossy(&out).lines() {
+        // `SOURCE:LINE:PATTERN<TAB>PATH`
+        let Some((rule, path)) = line.split_once('\t') else {
+            continue;
+        };
+        let mut parts = rule.splitn(3, ':');
+        let (Some(source), Some(number), Some(pattern)) =
+            (parts.next(), parts.next(), parts.next())
+        else {
+            continue;
+        };
+        let in_tree = !Path::new(source).is_absolute() && !source.starts_with(".git/");
+        let sessions = match was_there(source, pattern) {
+            Some(there) => !there,
+            None if in_tree => {
+                changed.iter().any(|c| c == source) || appeared.iter().any(|a| *a == source)
+            }
+            None => excludes_changed,
+        };
+        if sessions {
+            lines.push(format!(
+                "`{path}`: appeared during the session, ignored by `{pattern}` ({source}, line {number}), a rule the session added or changed: `git status` does not show it"
+            ));
+        }
+    }
+    lines
+}
+
 /// Folders inside a work tree that hold an environment the checks run
 /// with: Python's virtual environments and Node's packages.
 const ENVIRONMENT_DIRS: [&str; 3] = [".venv", "venv", "node_modules"];

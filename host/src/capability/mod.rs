@@ -120,6 +120,8 @@ impl Capabilities {
             )
             .context("cannot pin this session's checks")?;
             pinned.environments = Some(loads::environments(&self.root));
+            pinned.ignored =
+                (walk.ignored.len() <= loads::IGNORED_KEPT).then(|| walk.ignored.clone());
             self.state.write_own(&self.state.checks_file(), &pinned)?;
         }
         self.state.write_own(&file, &snapshot)?;

@@ -121,6 +121,10 @@ pub struct Pinned {
     /// version that did not look, or in CI, where there are none).
     #[serde(default)]
     pub environments: Option<super::loads::Environments>,
+    /// The ignored files at the start (`None`: not kept, or more than
+    /// [`super::loads::IGNORED_KEPT`]), to tell those that appeared since.
+    #[serde(default)]
+    pub ignored: Option<Vec<String>>,
 }
 
 /// The list in force at a session that starts at `head`: the committed
@@ -253,6 +257,7 @@ pub fn pin<'a>(
         dirty: BTreeMap::new(),
         unkept: Vec::new(),
         environments: None,
+        ignored: None,
     };
     let mut total = 0;
     for path in dirty {
@@ -507,6 +512,47 @@ pub fn changes(
         None => notes.push(
             "git's configuration of the checks was not kept at this session's start (it began before this version of prove-it)".to_string(),
         ),
+    }
+    if let Some(start) = &pinned.ignored {
+        let excludes_changed = report.git_config.iter().any(|c| c.what.contains("exclude"));
+        // Whether the rule's line was in its file at the session's start:
+        // a `.gitignore` as the starting commit held it, the excludes
+        // files as they were kept.
+        let has_line = |text: &str, pattern: &str| text.lines().any(|l| l.trim() == pattern);
+        let was_there = |source: &str, pattern: &str| -> Option<bool> {
+            let kept = pinned.git.as_ref().and_then(|g| {
+                g.files
+                    .iter()
+                    .find(|(name, k)| name.as_str() == source || k.path == Path::new(source))
+                    .map(|(_, k)| k)
+            });
+            if let Some(kept) = kept {
+                return match (&kept.text, &kept.digest) {
+                    (Some(text), _) => Some(has_line(text, pattern)),
+                    (None, None) => Some(false),
+                    (None, Some(_)) => None,
+                };
+            }
+            if source.starts_with(".git/") || Path::new(source).is_absolute() {
+                return None;
+            }
+            if dirty_at_start.contains_key(source) {
+                return None;
+            }
+            let held = match &commit {
+                Some(commit) => commit.file(source).ok()?,
+                None => None,
+            };
+            Some(held.is_some_and(|(bytes, _)| has_line(&String::from_utf8_lossy(&bytes), pattern)))
+        };
+        report.code.extend(super::loads::hidden_by_the_session(
+            root,
+            start,
+            ignored,
+            changed,
+            excludes_changed,
+            was_there,
+        ));
     }
     if !notes.is_empty() {
         report.problem = Some(notes.join("; "));
