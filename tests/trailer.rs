@@ -353,3 +353,23 @@ fn a_hooks_path_in_the_work_tree_is_left_to_the_person() {
         text(&out)
     );
 }
+
+/// A pass whose changed checks could not be judged (the replay's copy
+/// lacks an ignored folder the checks need) is no `verified` claim.
+#[test]
+fn a_pass_not_judged_is_not_claimed_as_verified() {
+    let sb = Sandbox::new();
+    let repo = sb.repo("r");
+    repo.write(".gitignore", "generated/\n");
+    repo.write("generated/data.txt", "built\n");
+    repo.write("tests/check.txt", "expect 1\n");
+    repo.arm("[ -f generated/data.txt ] || { echo 'generated/ is missing'; exit 1; }\necho ok");
+    let out = setup(&repo);
+    assert!(out.status.success(), "{}", text(&out));
+    repo.start("s");
+    repo.write("tests/check.txt", "expect 2\n");
+    let out = repo.stop("s", false);
+    assert!(out.message().contains("NOT JUDGED"), "{out}");
+    commit(&repo, &["-a", "-m", "the check changed"]);
+    assert_trailer(&repo, "not_judged");
+}

@@ -370,10 +370,12 @@ fn stop(event: &Event, host: &mut impl Host, rules: Rules) -> Result<Decision, S
                         .about(&tree));
                 }
                 Judged::Unanswered(why) => {
+                    let blocked_before = session.attempts;
+                    session.attempts = 0;
                     if let Err(e) = save(host, &session) {
                         notes.push(format!("prove-it: {e}."));
                     }
-                    return Ok(not_judged(notes, why, None, 0, &tree));
+                    return Ok(not_judged(notes, why, None, blocked_before, &tree));
                 }
                 Judged::Weakened(weakening) if !rules.block_weakened => {
                     let blocked_before = session.attempts;

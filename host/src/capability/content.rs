@@ -74,7 +74,21 @@ pub fn content_tree(root: &Path, repo_dir: &Path) -> Result<String> {
         .with_context(|| format!("cannot make a temp file in `{}`", scratch.display()))?
         .into_temp_path();
     match std::fs::copy(&index, &copy) {
-        Ok(_) => {}
+        // The copy keeps the index's modification time: git takes an entry
+        // whose file changed in the same second as the index was written
+        // ("racily clean") for unchanged unless the index file is no
+        // older than it, so a copy with a new time would hide a same-size
+        // edit made in that second, and the tree would be the old one.
+        Ok(_) => {
+            let modified = std::fs::metadata(&index)
+                .and_then(|m| m.modified())
+                .with_context(|| format!("cannot read the index `{index}`"))?;
+            std::fs::File::options()
+                .write(true)
+                .open(&copy)
+                .and_then(|f| f.set_modified(modified))
+                .with_context(|| format!("cannot keep the index's time on `{}`", copy.display()))?;
+        }
         // No index yet: an empty one, which `git add` fills.
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => std::fs::remove_file(&copy)?,
         Err(e) => return Err(e).with_context(|| format!("cannot copy the index `{index}`")),
@@ -155,4 +169,53 @@ fn run(root: &Path, index: &Path, args: &[&str], input: Option<&[u8]>) -> Result
         );
     }
     Ok(out.stdout)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A same-size edit in the second the index was written, looked at in
+    /// a later second: git's racy-clean rule reads it only while the index
+    /// copy keeps the index's own time (the trailer's flaky `unverified`).
+    #[test]
+    fn a_same_size_edit_in_the_indexs_second_is_in_the_content_tree() {
+        let tmp = tempfile::tempdir().expect("tmp");
+        let root = &tmp.path().canonicalize().expect("canonical");
+        let state = tempfile::tempdir().expect("state");
+        let sh = |script: &str| {
+            let ok = Command::new("sh")
+                .args(["-c", script])
+                .current_dir(root)
+                .env("GIT_CONFIG_GLOBAL", "/dev/null")
+                .env("GIT_CONFIG_NOSYSTEM", "1")
+                .status()
+                .expect("sh");
+            assert!(ok.success(), "{script}");
+        };
+        sh("git init -q -b main");
+        // All in one second: the file, the commit (the index written), the
+        // edit; then the look, in the next second.
+        let now = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .expect("clock");
+        std::thread::sleep(std::time::Duration::from_nanos(
+            1_000_000_000 - u64::from(now.subsec_nanos()) + 10_000_000,
+        ));
+        sh("echo v0 > lib.txt && git add lib.txt \
+            && git -c user.name=a -c user.email=a@b commit -qm v0 && echo v1 > lib.txt");
+        std::thread::sleep(std::time::Duration::from_millis(1_100));
+        let tree = content_tree(root, state.path()).expect("content tree");
+        let want = {
+            sh("git add lib.txt");
+            String::from_utf8(git(root, &["write-tree"]).expect("write-tree"))
+                .expect("utf-8")
+                .trim()
+                .to_string()
+        };
+        assert_eq!(
+            tree, want,
+            "the content tree holds lib.txt as it was committed"
+        );
+    }
 }

@@ -36,8 +36,8 @@ pub struct Prepared {
 
 /// Gets the work tree at `root` ready for a run of its checks: the
 /// `changed` paths (relative) whose modification time is older than their
-/// change time get a current one, and Python's bytecode is pointed at
-/// `cache`'s folder for this tree. `since`: the session's start, in
+/// change time get a current one, and Python's bytecode is pointed at the
+/// gate's folder in `cache` ([`python_cache`]). `since`: the session's start, in
 /// nanoseconds since the epoch, when known.
 pub fn prepare(root: &Path, changed: &[String], since: Option<i128>, cache: &Path) -> Prepared {
     let mut prepared = Prepared::default();
@@ -104,7 +104,7 @@ fn mirrored(prefix: &Path, dir: &Path) -> PathBuf {
 }
 
 /// Folders of installed packages, whose bytecode is left to Python.
-const ENVIRONMENTS: [&str; 4] = [".venv", "venv", "site-packages", "node_modules"];
+const PACKAGE_DIRS: [&str; 4] = [".venv", "venv", "site-packages", "node_modules"];
 
 /// Removes each bytecode file under `prefix` for the tree at `root` whose
 /// source changed after it was written (by change time, which no one can
@@ -125,7 +125,7 @@ fn forget_stale_bytecode(prefix: &Path, root: &Path) {
             if kind.is_dir() {
                 // An environment's own packages are not the project's
                 // code, and can be thousands of files to look at.
-                if !ENVIRONMENTS.contains(&entry.file_name().to_str().unwrap_or("")) {
+                if !PACKAGE_DIRS.contains(&entry.file_name().to_str().unwrap_or("")) {
                     dirs.push(path);
                 }
                 continue;
