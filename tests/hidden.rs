@@ -542,3 +542,25 @@ fn a_file_hidden_by_an_ignore_rule_the_session_added_is_named() {
     assert!(said.contains("`secret.txt`: appeared"), "{out}");
     assert!(!said.contains("scratch.tmp"), "{out}");
 }
+
+#[test]
+fn an_ignored_file_the_checks_rewrite_under_tests_is_no_change_to_the_checks() {
+    // A run that writes its log under `tests/` (ignored) at every run: the
+    // log is no check, and no replay is made for it.
+    let sb = Sandbox::new();
+    let repo = sb.repo("r");
+    let runs = repo.runs_file();
+    repo.write(".gitignore", "*.log\n");
+    repo.write("tests/check.txt", "expect 1\n");
+    repo.arm(&format!(
+        "echo run >> '{}'\nmkdir -p tests && date +%s%N > tests/run.log",
+        runs.display()
+    ));
+    sh(&repo, "./verify.sh");
+    repo.start("s");
+    repo.write("lib.txt", "work\n");
+    let out = repo.stop("s", false);
+    assert_plain_verified(&repo, &out, "a log rewritten under tests/");
+    // The gate's own run and the agent's earlier one; no replay.
+    assert_eq!(repo.runs(), 2, "{out}");
+}

@@ -377,11 +377,14 @@ pub fn changes(
     git_user: Option<&Path>,
 ) -> Result<(Replayable, CheckChanges)> {
     let (list, problems) = List::parse(&pinned.list);
-    // Checks git does not show: ignored ones now, and those kept at the
-    // start (one deleted since is a change too). Never read as code.
+    // Checks git does not show: ignored configuration and hooks now (a
+    // `conftest.py`: the runner loads it all the same), and those kept at
+    // the start (one deleted since is a change too). Not ignored test
+    // files: a run may rewrite one (a log under `tests/`) at every stop,
+    // and an added test never weakens. Never read as code.
     let mut all = changed.to_vec();
     for path in ignored.iter().chain(pinned.dirty.keys()) {
-        if list.classify(path).is_some() && !all.contains(path) {
+        if matches!(list.classify(path), Some(Class::Config)) && !all.contains(path) {
             all.push(path.clone());
         }
     }
@@ -410,10 +413,14 @@ pub fn changes(
             Some(class) => {
                 let start = match pinned.dirty.get(path) {
                     Some(kept) => kept.clone(),
+                    // An ignored one (test data, say) is said only when
+                    // git shows it changed too: it is there at every stop.
                     None if pinned.unkept.contains(path) => {
-                        notes.push(format!(
-                            "`{path}` was too large to keep at the session's start"
-                        ));
+                        if changed.contains(path) {
+                            notes.push(format!(
+                                "`{path}` was too large to keep at the session's start"
+                            ));
+                        }
                         continue;
                     }
                     None => match &commit {
