@@ -10,7 +10,7 @@
 //! write bytecode as pytest's do; the slow suite runs pytest and cargo.
 
 use crate::util::{Outcome, Repo, Sandbox};
-use std::path::Path;
+use crate::weakened::stack_tools;
 use std::process::Command;
 
 const CALC: &str = "def add(a, b):\n    return a + b\n";
@@ -308,16 +308,6 @@ fn a_dependency_installed_and_named_in_a_tracked_file_stays_verified() {
     repo.write("build/report.txt", "built\n");
     let out = repo.stop("s", false);
     assert_plain_verified(&repo, &out, "a named dependency");
-}
-
-/// The stack tools' folder (tests/install-stack-tools.sh).
-fn stack_tools() -> std::path::PathBuf {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../target/stack-tools");
-    assert!(
-        dir.join("python/bin/pytest").exists(),
-        "the stack tools are missing: run tests/install-stack-tools.sh"
-    );
-    dir
 }
 
 #[test]

@@ -1028,7 +1028,7 @@ fn doctor_lists_what_counts_as_a_check() {
 // ---- slow: the corpus, one project per stack ------------------------------
 
 /// `target/stack-tools` (tests/install-stack-tools.sh).
-fn stack_tools() -> PathBuf {
+pub(crate) fn stack_tools() -> PathBuf {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../target/stack-tools");
     assert!(
         dir.join("python/bin/pytest").exists(),

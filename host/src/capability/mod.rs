@@ -283,9 +283,10 @@ impl Host for Capabilities {
                 walk
             }
         };
+        let mut walk = walk;
         let state = walk.state.clone();
         self.tree_work = Some(walk.work);
-        self.ignored = Some(walk.ignored.clone());
+        self.ignored = Some(std::mem::take(&mut walk.ignored));
         self.last_walk = Some(walk);
         Ok(state)
     }
