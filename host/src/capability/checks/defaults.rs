@@ -848,6 +848,8 @@ mod tests {
         assert_eq!(list.classify("tests/test_calc.py"), Some(Class::Test));
         assert_eq!(list.classify("pytest.ini"), Some(Class::Config));
         assert_eq!(list.classify("src/conftest.py"), Some(Class::Config));
+        // A root conftest.py (the rootdir's, loaded even when ignored).
+        assert_eq!(list.classify("conftest.py"), Some(Class::Config));
         assert_eq!(list.classify("pkg/calc_test.go"), Some(Class::Test));
         assert_eq!(list.classify("src/a.test.ts"), Some(Class::Test));
         assert_eq!(list.classify("src/calc.py"), Some(Class::Inline));
