@@ -422,6 +422,53 @@ fn a_script_the_test_script_calls_is_a_check_without_a_list() {
     }
 }
 
+/// The replay puts the session-start `scripts.test` back into the file as
+/// it is, never by writing the JSON out again: a project whose own format
+/// check reads `package.json` (keys in the author's order, tabs, `\r\n`)
+/// must pass the replay of a session that only made its tests stronger.
+#[test]
+fn a_put_back_keeps_the_manifests_own_format_for_its_format_check() {
+    const FILES: &[(&str, &str)] = &[
+        (
+            "package.json",
+            "{\r\n\t\"name\": \"calc\",\r\n\t\"type\": \"module\",\r\n\t\"scripts\": {\r\n\t\t\"test\": \"node --test\",\r\n\t\t\"format:check\": \"node fmt.mjs\"\r\n\t},\r\n\t\"private\": true\r\n}\r\n",
+        ),
+        // What a formatter's check does: the file as written must be the
+        // file as the formatter would write it (key order is the author's).
+        (
+            "fmt.mjs",
+            "import { readFileSync } from \"node:fs\";\nconst text = readFileSync(\"package.json\", \"utf8\");\nconst want = JSON.stringify(JSON.parse(text), null, \"\\t\").replaceAll(\"\\n\", \"\\r\\n\") + \"\\r\\n\";\nif (text !== want) {\n  console.error(\"Code style issues found in package.json\");\n  process.exit(1);\n}\n",
+        ),
+        ("src/calc.mjs", "export const add = (a, b) => a - b;\n"),
+        (
+            "test/calc.test.mjs",
+            "import { test } from \"node:test\";\nimport assert from \"node:assert\";\nimport { add } from \"../src/calc.mjs\";\n\ntest(\"adds\", () => {\n  assert.equal(add(2, 3), 5);\n});\n",
+        ),
+        ("size.mjs", "// the bundle's size is checked here\n"),
+    ];
+    let session = Session {
+        name: "the code fixed and the test script made stronger",
+        edits: &[
+            Edit::Replace("src/calc.mjs", "a - b", "a + b"),
+            Edit::Replace(
+                "package.json",
+                "\"node --test\"",
+                "\"node --test && node size.mjs\"",
+            ),
+        ],
+        expect: Expect::Verified,
+    };
+    let sb = Sandbox::new();
+    let (out, status) = judge_in(
+        bare_project(&sb, FILES, "npm test --silent 2>&1 && node fmt.mjs 2>&1"),
+        &session,
+    );
+    assert!(
+        out.message().contains("package.json"),
+        "the changed check is named:\n{out}\n{status}"
+    );
+}
+
 #[test]
 fn python_doctests_are_checks_and_their_prose_is_not() {
     let sessions = [
