@@ -247,6 +247,36 @@ fn python_unittest_sessions_honest_and_weakened() {
             expect: Expect::Behaviour,
         },
         Session {
+            // A line-length marker on the new expected text is layout, not
+            // a check silenced: still a behaviour change.
+            name: "a requested behaviour change, its long expected line marked for the linter",
+            edits: &[
+                FIX,
+                Edit::Replace("calc.py", "\"Hello, \"", "\"Hi, \""),
+                Edit::Replace(
+                    "tests/test_calc.py",
+                    "\"Hello, Ann\")",
+                    "\"Hi, Ann\")  # noqa: E501",
+                ),
+            ],
+            expect: Expect::Behaviour,
+        },
+        Session {
+            // A bare `# noqa` silences every rule: it rules the quieter
+            // verdict out.
+            name: "a behaviour change with a bare noqa in its test",
+            edits: &[
+                FIX,
+                Edit::Replace("calc.py", "\"Hello, \"", "\"Hi, \""),
+                Edit::Replace(
+                    "tests/test_calc.py",
+                    "\"Hello, Ann\")",
+                    "\"Hi, Ann\")  # noqa",
+                ),
+            ],
+            expect: Expect::Weakened,
+        },
+        Session {
             // The test passed at the start; the session broke the code and
             // skipped the test: a skip never says what the code should do.
             name: "a fix, a break, and a skip on the test that passed at the start",

@@ -273,16 +273,141 @@ pub fn of_code(old: Option<&str>, new: &str) -> Vec<String> {
         Some(old) => changed_lines(old, new),
         None => (Vec::new(), new.lines().collect()),
     };
+    let mut out = suppressions(&removed, &added);
+    out.dedup();
+    cap(out)
+}
+
+/// Style rules: how a line is laid out (its length, spacing, quotes, where
+/// a formatter breaks it). Silencing one hides nothing a test or a type
+/// checker would fail on, so a marker naming only these is a style marker,
+/// said but not a suppression (it never rules out "behaviour changed").
+const STYLE_RULES: &[&str] = &[
+    // pycodestyle (layout: indentation, whitespace, blank lines, line
+    // length), flake8-bugbear's line length, pydocstyle, isort, quotes and
+    // commas (ruff and flake8 plugins).
+    "E1",
+    "E2",
+    "E3",
+    "E501",
+    "W1",
+    "W2",
+    "W3",
+    "W5",
+    "B950",
+    "D",
+    "I0",
+    "Q0",
+    "COM",
+    // pylint's names and numbers for the same.
+    "line-too-long",
+    "C0301",
+    "trailing-whitespace",
+    "C0303",
+    "bad-indentation",
+    "W0311",
+    "missing-function-docstring",
+    "C0116",
+    // ESLint's layout rules.
+    "max-len",
+    "indent",
+    "quotes",
+    "semi",
+    "comma-dangle",
+    "no-trailing-spaces",
+    "prettier/prettier",
+    "@stylistic/",
+];
+
+/// Markers that only stop a formatter from rewriting the lines they cover.
+const FORMATTER_MARKERS: &[&str] = &[
+    "prettier-ignore",
+    "# fmt: off",
+    "# fmt: skip",
+    "# isort: skip",
+    "#[rustfmt::skip]",
+    "@formatter:off",
+];
+
+/// The lint suppressions `added` has that `removed` did not, and the style
+/// markers among them said as such.
+fn suppressions(removed: &[&str], added: &[&str]) -> Vec<String> {
     let mut out = Vec::new();
     for marker in SUPPRESSIONS {
-        if count(&added, marker) > count(&removed, marker) {
+        if count(added, marker) > count(removed, marker) {
             for line in added.iter().filter(|l| l.contains(marker)) {
-                out.push(format!("lint suppression added: {}", quote(line)));
+                if style_only(line) {
+                    out.push(format!(
+                        "style marker added (line layout only): {}",
+                        quote(line)
+                    ));
+                } else {
+                    out.push(format!("lint suppression added: {}", quote(line)));
+                }
             }
         }
     }
-    out.dedup();
-    cap(out)
+    for marker in FORMATTER_MARKERS {
+        if count(added, marker) > count(removed, marker) {
+            for line in added.iter().filter(|l| l.contains(marker)) {
+                out.push(format!(
+                    "style marker added (line layout only): {}",
+                    quote(line)
+                ));
+            }
+        }
+    }
+    out
+}
+
+/// Whether every suppression on `line` names style rules only (a bare
+/// `# noqa` or `eslint-disable-line` silences every rule: not style).
+fn style_only(line: &str) -> bool {
+    let style = |rule: &str| {
+        let rule = rule
+            .trim()
+            .trim_matches(|c| c == ',' || c == ')' || c == '(');
+        !rule.is_empty()
+            && STYLE_RULES.iter().any(|s| {
+                rule == *s
+                    || (s.ends_with('/') && rule.starts_with(s))
+                    // A code family (`E2`) covers its codes (`E203`).
+                    || (s.len() <= 3
+                        && rule.starts_with(s)
+                        && rule[s.len()..].chars().all(|c| c.is_ascii_digit()))
+            })
+    };
+    let rules_after = |marker: &str, sep: &[char]| -> Option<Vec<String>> {
+        let at = line.find(marker)? + marker.len();
+        let rest = line[at..].trim_start();
+        let rest = rest.strip_prefix(sep).map(str::trim_start).unwrap_or(rest);
+        let list: Vec<String> = rest
+            .split(|c: char| c == ',' || c.is_whitespace())
+            .filter(|w| !w.is_empty())
+            .take_while(|w| !w.starts_with("--") && !w.starts_with('#') && !w.starts_with("*/"))
+            .map(str::to_string)
+            .collect();
+        Some(list)
+    };
+    let mut found = false;
+    for marker in SUPPRESSIONS {
+        if !line.contains(marker) {
+            continue;
+        }
+        found = true;
+        let rules = match *marker {
+            "# noqa" => rules_after("# noqa", &[':']),
+            "# pylint: disable" => rules_after("# pylint: disable", &['=']),
+            "eslint-disable" => rules_after("eslint-disable", &[])
+                .map(|r| r.into_iter().skip_while(|w| w.starts_with('-')).collect()),
+            _ => None,
+        };
+        match rules {
+            Some(rules) if !rules.is_empty() && rules.iter().all(|r| style(r)) => {}
+            _ => return false,
+        }
+    }
+    found
 }
 
 fn of_change(lang: Lang, path: &str, old: &str, new: &str) -> Vec<String> {
@@ -364,13 +489,7 @@ fn of_change(lang: Lang, path: &str, old: &str, new: &str) -> Vec<String> {
         out.extend(tables_and_conditions(old, new, &is_assert));
     }
 
-    for marker in SUPPRESSIONS {
-        if count(&added, marker) > count(&removed, marker) {
-            for line in added.iter().filter(|l| l.contains(marker)) {
-                out.push(format!("lint suppression added: {}", quote(line)));
-            }
-        }
-    }
+    out.extend(suppressions(&removed, &added));
 
     for (gone, came) in &hunks {
         for line in came {
@@ -1075,6 +1194,41 @@ mod tests {
         let e = of_code(Some("import os\n"), "import os  # noqa: F401\n");
         assert!(says(&e, "lint suppression added"), "{e:?}");
         assert!(of_code(Some("x = 1\n"), "x = 2\n").is_empty());
+    }
+
+    /// A marker that names only layout rules (line length, spacing, a
+    /// formatter kept off some lines) is a style marker; one that names any
+    /// other rule, or none (every rule), is a suppression.
+    #[test]
+    fn style_markers_are_told_from_suppressions() {
+        for style in [
+            "    expected = \"a very long message\"  # noqa: E501",
+            "    expected = \"a very long message\"  # noqa:E501,W291",
+            "    x = 1  # pylint: disable=line-too-long",
+            "  const s = 'long'; // eslint-disable-line max-len",
+            "  // eslint-disable-next-line max-len, quotes -- a long fixture",
+            "  /* eslint-disable max-len */",
+            "  // prettier-ignore",
+            "    # fmt: off",
+            "#[rustfmt::skip]",
+        ] {
+            let e = of_code(Some("x = 1\n"), &format!("x = 1\n{style}\n"));
+            assert!(says(&e, "style marker added"), "{style}: {e:?}");
+            assert!(!says(&e, "lint suppression"), "{style}: {e:?}");
+        }
+        for suppression in [
+            "    x = f()  # noqa",
+            "    x = f()  # noqa: E501, F821",
+            "    x = f()  # type: ignore",
+            "    x = 1  # pylint: disable=line-too-long,no-member",
+            "  // eslint-disable-next-line",
+            "  /* eslint-disable */",
+            "  // eslint-disable-line max-len, no-undef",
+            "  // @ts-expect-error",
+        ] {
+            let e = of_code(Some("x = 1\n"), &format!("x = 1\n{suppression}\n"));
+            assert!(says(&e, "lint suppression added"), "{suppression}: {e:?}");
+        }
     }
 
     /// Whole new tests added between other definitions are told apart from

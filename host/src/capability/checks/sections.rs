@@ -570,7 +570,13 @@ mod tests {
         // A file with mixed line ends keeps each line's own.
         let old = "[project]\r\nname = \"x\"\n\n[tool.pytest.ini_options]\naddopts = \"-q\"\n";
         let new = old.replace("-q", "-q -x").replace("\"x\"", "\"y\"");
-        restores("pyproject.toml", old, &new, "tool.pytest", &old.replace("\"x\"", "\"y\""));
+        restores(
+            "pyproject.toml",
+            old,
+            &new,
+            "tool.pytest",
+            &old.replace("\"x\"", "\"y\""),
+        );
         // A section written as dotted keys, not under a header of its own,
         // is still put back (through toml_edit).
         let old = "[tool]\npytest.ini_options.addopts = \"-q\"\nblack.line-length = 100\n";
