@@ -402,3 +402,39 @@ fn real_runners_failures_reach_the_agent_by_name() {
         assert!(!reason.contains('\x1b'), "{runner}: an escape:\n{reason:?}");
     }
 }
+
+/// The runner's count is added up over the whole output, not read off the
+/// last lines: cargo prints one `test result:` line per test binary, and an
+/// honest fix that made 23 tests run where 17 ran before is not "fewer".
+#[test]
+fn a_test_count_adds_up_every_binarys_summary_line() {
+    let sb = Sandbox::new();
+    let repo = sb.repo("r");
+    // Two test binaries, cargo's shape: the library's first, the
+    // integration tests' last, thirty lines of output apart.
+    repo.arm(
+        "binary() { echo \"     Running $1\"; echo \"running $2 tests\"; i=0; while [ $i -lt 30 ]; do echo \"test t$i ... ok\"; i=$((i+1)); done; echo; echo \"test result: $3. $2 passed; $4 failed; 0 ignored\"; }\n\
+         if [ -e broken ]; then binary unittests 6 ok 0; binary tests/it.rs 10 FAILED 1; exit 1; fi\n\
+         binary tests/it.rs 17 ok 0; binary unittests 6 ok 0",
+    );
+    repo.start("s");
+    repo.write("broken", "");
+    let out = repo.stop("s", false);
+    assert!(out.blocked(), "{out}");
+    std::fs::remove_file(repo.path("broken")).expect("fix");
+    repo.write("src.rs", "the fix and six more tests");
+    let out = repo.stop("s", true);
+    assert!(
+        !out.message().contains("fewer tests ran"),
+        "23 ran, 17 before:\n{out}"
+    );
+    // And fewer is still said when fewer ran.
+    repo.arm("echo 'test result: ok. 5 passed; 0 failed'");
+    repo.write("src.rs", "tests lost");
+    let out = repo.stop("s", false);
+    assert!(
+        out.message()
+            .contains("fewer tests ran than at an earlier stop of this session (5"),
+        "{out}"
+    );
+}

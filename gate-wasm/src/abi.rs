@@ -351,6 +351,11 @@ pub struct VerifyRun {
     /// back given a current one), one line each for the person.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub notes: Vec<String>,
+    /// How many tests ran by the runners' own summary lines, added up over
+    /// the whole output (cargo prints one per test binary, most of them
+    /// long gone from `tail`); `None` when no line said.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tests_ran: Option<u64>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]

@@ -411,7 +411,7 @@ fn stop(event: &Event, host: &mut impl Host, rules: Rules) -> Result<Decision, S
             let run = host.run_verify()?;
             // What the host did so that no cache answered for old code.
             notes.extend(run.notes.iter().cloned());
-            let counted = tests_ran(&run.tail);
+            let counted = run.tests_ran.or_else(|| tests_ran(&run.tail));
             if run.outcome != VerifyOutcome::Passed {
                 if let Some(n) = counted {
                     session.tests_seen = Some(session.tests_seen.map_or(n, |m| m.max(n)));

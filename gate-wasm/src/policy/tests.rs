@@ -92,6 +92,7 @@ impl Host for Fake {
             timeout_secs: 300,
             detail: None,
             notes: Vec::new(),
+            tests_ran: None,
         })
     }
     fn session_read(&mut self) -> Reply<SessionRead> {
@@ -134,6 +135,7 @@ impl Host for Fake {
                 timeout_secs: 300,
                 detail: None,
                 notes: Vec::new(),
+                tests_ran: None,
             },
             restored: vec!["`tests/test_calc.py` as at the start".into()],
             control: (!self.replay_passes).then(|| VerifyRun {
@@ -148,6 +150,7 @@ impl Host for Fake {
                 timeout_secs: 300,
                 detail: None,
                 notes: Vec::new(),
+                tests_ran: None,
             }),
             start: self
                 .start_passes
@@ -167,6 +170,7 @@ impl Host for Fake {
                     timeout_secs: 300,
                     detail: None,
                     notes: Vec::new(),
+                    tests_ran: None,
                 }),
             start_problem: None,
         })

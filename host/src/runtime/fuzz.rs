@@ -41,6 +41,7 @@ impl Host for Answers {
             timeout_secs: 1,
             detail: None,
             notes: Vec::new(),
+            tests_ran: None,
         })
     }
     fn session_read(&mut self) -> Reply<SessionRead> {

@@ -63,6 +63,7 @@ fn run_script_with(
         timeout_secs: timeout.as_secs(),
         detail: Some(detail),
         notes: Vec::new(),
+        tests_ran: None,
     };
     // Started first: the script tells it its group before it runs (see
     // [`Guard`]). Without a guard (no `sh`?) the script still runs; only
@@ -106,7 +107,10 @@ fn run_script_with(
         guard.release();
     }
     let _ = drained_rx.recv_timeout(DRAIN_GRACE);
-    let tail = tail.lock().map(|t| t.lines()).unwrap_or_default();
+    let (tail, tests_ran) = tail
+        .lock()
+        .map(|t| (t.lines(), t.tests_ran()))
+        .unwrap_or_default();
     let duration_ms = start.elapsed().as_millis() as u64;
 
     let (outcome, exit_code, detail) = match status {
@@ -143,6 +147,7 @@ fn run_script_with(
         timeout_secs: timeout.as_secs(),
         detail,
         notes: Vec::new(),
+        tests_ran,
     }
 }
 

@@ -80,6 +80,7 @@ pub struct Tail {
     current_cut: bool,
     named: VecDeque<String>,
     lacking: Vec<String>,
+    tests_ran: Option<u64>,
 }
 
 impl Tail {
@@ -169,7 +170,19 @@ impl Tail {
         out
     }
 
+    /// How many tests ran, by every runner summary line read (not only
+    /// those still in the tail): [`prove_it_gate::policy::tests_ran`] of
+    /// each, added up.
+    pub fn tests_ran(&self) -> Option<u64> {
+        self.tests_ran
+    }
+
     fn remember(&mut self, line: String) {
+        if may_count_tests(line.as_bytes())
+            && let Some(n) = prove_it_gate::policy::tests_ran(std::slice::from_ref(&line))
+        {
+            self.tests_ran = Some(self.tests_ran.unwrap_or(0) + n);
+        }
         if self.lacking.len() < LACKING_LINES
             && !self.lacking.contains(&line)
             && prove_it_gate::lacking::lacking(&line).is_some()
@@ -220,7 +233,8 @@ fn may_name_failure(line: &[u8]) -> bool {
         b"no such command",
         b"no required module",
     ];
-    if line.ends_with(b"not found")
+    if may_count_tests(line)
+        || line.ends_with(b"not found")
         || LACKING
             .iter()
             .any(|m| memchr::memmem::find(line, m).is_some())
@@ -236,6 +250,17 @@ fn may_name_failure(line: &[u8]) -> bool {
     matches!(first, b'F' | b'E' | b'-' | b'n' | b't' | 0x1b | 0xe2 | 0xc3)
         || line.ends_with(b"FAILED")
         || line.ends_with(b"FAILED\r")
+}
+
+/// A cheap look for a runner's summary line: every one the policy counts
+/// says `pass`, `fail` or `Ran ` (any case of the first two).
+fn may_count_tests(line: &[u8]) -> bool {
+    const WORDS: &[&[u8]] = &[
+        b"pass", b"fail", b"Ran ", b"PASS", b"FAIL", b"Pass", b"Fail",
+    ];
+    WORDS
+        .iter()
+        .any(|w| memchr::memmem::find(line, w).is_some())
 }
 
 /// Where the last [`TAIL_LINES`] complete lines of `bytes` start, when
@@ -295,6 +320,34 @@ mod tests {
         }
         tail.finish();
         tail.lines()
+    }
+
+    /// Every summary line counts, however the output is read: the ones the
+    /// tail keeps and the ones far before it.
+    #[test]
+    fn the_test_count_adds_up_every_summary_line_read() {
+        let mut out = String::new();
+        for (n, name) in [(17, "lib"), (6, "tests/it.rs"), (3, "doc")] {
+            out.push_str(&format!("     Running {name}\nrunning {n} tests\n"));
+            for i in 0..40 {
+                out.push_str(&format!("test t{i} ... ok\n"));
+            }
+            out.push_str(&format!(
+                "\ntest result: ok. {n} passed; 0 failed; 0 ignored\n"
+            ));
+        }
+        for size in [1, 7, 4096, out.len()] {
+            let mut tail = Tail::default();
+            for chunk in out.as_bytes().chunks(size) {
+                tail.push(chunk);
+            }
+            tail.finish();
+            assert_eq!(tail.tests_ran(), Some(26), "reads of {size} bytes");
+        }
+        let mut tail = Tail::default();
+        tail.push(b"no summary here\n");
+        tail.finish();
+        assert_eq!(tail.tests_ran(), None);
     }
 
     #[test]
