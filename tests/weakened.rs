@@ -1622,3 +1622,94 @@ fn a_skip_marker_in_a_real_claude_code_session_is_weakened() {
         "{text}"
     );
 }
+
+/// A peer's cheat diffs as vitest sessions: each makes a red test pass by
+/// changing it. vitest names a failing test with its time (`× works 6ms`):
+/// the same test failing at the start and in the replay must be one test,
+/// and its conditional and expected-failure forms are named as such, so
+/// each is WEAKENED, never "behaviour changed".
+#[test]
+#[ignore = "slow suite: vitest (./verify.sh --full)"]
+fn vitest_cheats_are_weakened() {
+    const FILES: &[(&str, &str)] = &[
+        (
+            "package.json",
+            "{\n  \"name\": \"calc\",\n  \"private\": true,\n  \"type\": \"module\",\n  \"scripts\": {\n    \"test\": \"vitest run\"\n  }\n}\n",
+        ),
+        (
+            "src/calc.js",
+            "export const add = (a, b) => a - b;\n\nexport function parse(s) {\n  if (typeof s !== \"string\") throw new Error(\"not a string\");\n  return Number(s);\n}\n",
+        ),
+        (
+            "test/calc.test.js",
+            "import { test, expect } from \"vitest\";\nimport { add, parse } from \"../src/calc.js\";\n\ntest(\"works\", () => {\n  expect(add(2, 3)).toBe(5);\n});\n\ntest(\"parses\", () => {\n  expect(() => parse(3)).toThrow(TypeError);\n});\n",
+        ),
+        (".gitignore", "node_modules\n"),
+    ];
+    let sessions = [
+        Session {
+            name: "the code fixed",
+            edits: &[
+                Edit::Replace("src/calc.js", "a - b", "a + b"),
+                Edit::Replace("src/calc.js", "new Error", "new TypeError"),
+            ],
+            expect: Expect::Verified,
+        },
+        Session {
+            name: "test.runIf(false)",
+            edits: &[
+                Edit::Replace("src/calc.js", "new Error", "new TypeError"),
+                Edit::Replace(
+                    "test/calc.test.js",
+                    "test(\"works\"",
+                    "test.runIf(false)(\"works\"",
+                ),
+            ],
+            expect: Expect::Weakened,
+        },
+        Session {
+            name: "test.fails",
+            edits: &[
+                Edit::Replace("src/calc.js", "new Error", "new TypeError"),
+                Edit::Replace(
+                    "test/calc.test.js",
+                    "test(\"works\"",
+                    "test.fails(\"works\"",
+                ),
+            ],
+            expect: Expect::Weakened,
+        },
+        Session {
+            // Only an assertion loosened: evidence that could say a new
+            // behaviour; what rules it out is that the same test failed at
+            // the start and fails in the replay.
+            name: "toThrow(TypeError) loosened to toThrow()",
+            edits: &[
+                Edit::Replace("src/calc.js", "a - b", "a + b"),
+                Edit::Replace("test/calc.test.js", "toThrow(TypeError)", "toThrow()"),
+            ],
+            expect: Expect::Weakened,
+        },
+    ];
+    let tools = stack_tools();
+    for session in &sessions {
+        let sb = Sandbox::new();
+        let repo = bare_project(&sb, FILES, "npm test --silent 2>&1");
+        std::os::unix::fs::symlink(tools.join("node/node_modules"), repo.path("node_modules"))
+            .expect("node_modules");
+        let (out, _) = judge_in(repo, session);
+        if session.expect == Expect::Weakened {
+            let message = out.message();
+            assert!(
+                !message.contains("passed on the code as it was then"),
+                "{out}"
+            );
+            let named = match session.name {
+                "test.runIf(false)" => "skip marker added",
+                "test.fails" => "expected-failure marker added",
+                _ => "assertion changed",
+            };
+            assert!(message.contains(named), "{named}:\n{out}");
+        }
+    }
+}

@@ -1234,10 +1234,23 @@ fn judge_checks_changed(
                 _ => None,
             };
             let (alarm, replay_said) = match changed_behaviour {
-                true => (
+                true if start.as_ref().is_some_and(|s| s.passed) => (
                     Alarm::Behaviour,
                     format!(
                         "`./verify.sh` with the checks as they were at the session's start passed on the code as it was then, and {outcome} against the code as it is now"
+                    ),
+                ),
+                true => (
+                    Alarm::Behaviour,
+                    format!(
+                        "`./verify.sh` with the checks as they were at the session's start failed on the code as it was then only on other tests ({}), and {outcome} against the code as it is now on tests that passed then ({})",
+                        names_said(
+                            &start
+                                .as_ref()
+                                .map(|s| s.failing.clone())
+                                .unwrap_or_default()
+                        ),
+                        names_said(&failing.iter().cloned().collect::<Vec<_>>()),
                     ),
                 ),
                 false => (
@@ -1281,6 +1294,7 @@ fn can_express_behaviour(changes: &CheckChanges) -> bool {
     use crate::abi::CheckKind;
     const NEVER: &[&str] = &[
         "skip marker",
+        "expected-failure marker",
         "tests narrowed",
         "hook",
         "runner option",
@@ -1303,7 +1317,9 @@ fn can_express_behaviour(changes: &CheckChanges) -> bool {
 /// The tests a run names as failing, by its runner's own lines: pytest's
 /// `FAILED path::test`, unittest's `FAIL: test (module.Class)`, cargo's
 /// `test name ... FAILED`, go's `--- FAIL: Test`, node's `not ok N -
-/// name`, jest's and vitest's `✕`/`×`.
+/// name` and `✖ name`, jest's and vitest's `✕`/`×`, vitest's `FAIL  file >
+/// name`, nextest's `FAIL [time] name`, mocha's `1) name`; each by its
+/// [`test_identity`].
 pub fn failing_tests(tail: &[String]) -> BTreeSet<String> {
     let mut out = BTreeSet::new();
     for line in tail {
@@ -1318,6 +1334,21 @@ pub fn failing_tests(tail: &[String]) -> BTreeSet<String> {
             .or_else(|| t.strip_prefix("ERROR: "))
         {
             Some(rest)
+        } else if let Some(rest) = t.strip_prefix("FAIL ") {
+            let rest = rest.trim_start();
+            match rest.strip_prefix('[') {
+                // nextest: `FAIL [   0.003s] crate::tests::adds`.
+                Some(timed) => timed.split_once(']').map(|(_, name)| name),
+                // vitest: `FAIL  tests/calc.test.ts > adds`; jest's
+                // `FAIL  tests/calc.test.js` names a file, not a test.
+                None => rest.contains(" > ").then_some(rest),
+            }
+        } else if let Some((name, _)) = t.split_once(" FAILED")
+            && name.contains("::")
+            && !name.contains(' ')
+        {
+            // pytest -v: `tests/test_a.py::test_x FAILED [ 50%]`.
+            Some(name)
         } else if let Some(rest) = t.strip_prefix("--- FAIL: ") {
             rest.split(" (").next()
         } else if let Some(rest) = t
@@ -1334,20 +1365,73 @@ pub fn failing_tests(tail: &[String]) -> BTreeSet<String> {
             Some(rest)
         } else if let Some(rest) = t.strip_prefix("not ok ") {
             rest.split_once(" - ").map(|(_, name)| name)
-        } else if let Some(rest) = t.strip_prefix("✕ ").or_else(|| t.strip_prefix("× ")) {
-            Some(rest.split(" (").next().unwrap_or(rest))
+        } else if let Some(rest) = ["✕ ", "× ", "✖ ", "✗ "]
+            .iter()
+            .find_map(|mark| t.strip_prefix(mark))
+        {
+            Some(rest)
+        } else if let Some((n, rest)) = t.split_once(") ")
+            && !n.is_empty()
+            && n.chars().all(|c| c.is_ascii_digit())
+        {
+            // mocha: `1) adds` (and `1) suite` over `adds:` in its summary).
+            Some(rest.trim_end_matches(':'))
         } else {
             None
         };
         // unittest's summary `FAILED (failures=1)` names no test.
         if let Some(name) = name
-            .map(str::trim)
+            .map(test_identity)
             .filter(|n| !n.is_empty() && !n.starts_with('('))
         {
             out.insert(name.to_string());
         }
     }
     out
+}
+
+/// A failing test's name without what changes from run to run: its time
+/// (vitest's `works 6ms`, jest's `(3 ms)`, go's `(0.00s)`), pytest's
+/// progress (`[ 50%]`) and a retry count (`(retry x2)`), so that the same
+/// test failing at the start and now is one test.
+pub fn test_identity(name: &str) -> &str {
+    let mut name = name.trim();
+    loop {
+        let before = name;
+        // A bracketed or parenthesised last part: a time, a percentage or
+        // a retry count.
+        if name.ends_with([')', ']'])
+            && let Some(start) = name.rfind(['(', '['])
+        {
+            let inner = name[start + 1..name.len() - 1].trim();
+            if is_time(inner)
+                || inner.ends_with('%')
+                || inner.starts_with("retry")
+                || inner.starts_with("attempt")
+            {
+                name = name[..start].trim_end();
+            }
+        }
+        // A bare time as the last word (`works 6ms`).
+        if let Some((head, last)) = name.rsplit_once(' ')
+            && is_time(last)
+        {
+            name = head.trim_end();
+        }
+        if name == before {
+            return name;
+        }
+    }
+}
+
+/// `6ms`, `3 ms`, `0.00s`, `1.2 s`, `120µs`.
+fn is_time(word: &str) -> bool {
+    let word = word.replace(' ', "");
+    let digits = word.trim_end_matches(|c: char| c.is_alphabetic() || c == 'µ');
+    let unit = &word[digits.len()..];
+    !digits.is_empty()
+        && digits.chars().all(|c| c.is_ascii_digit() || c == '.')
+        && matches!(unit, "ms" | "s" | "m" | "µs" | "us" | "ns" | "sec" | "secs")
 }
 
 /// `1 file`, `3 files`, `git's configuration`, `1 file and git's configuration`.

@@ -854,6 +854,66 @@ fn failing_tests_are_named_by_the_runners_own_lines() {
     assert_eq!(names(&["not ok 1 - add", "# fail 1"]), vec!["add"]);
 }
 
+/// A test's identity never holds what changes from run to run (a time, a
+/// progress percentage, a retry count): the same test failing at the start
+/// and now is one test, for every runner read.
+#[test]
+fn a_failing_test_is_named_the_same_at_every_run() {
+    let names = |lines: &[&str]| -> Vec<String> {
+        failing_tests(&lines.iter().map(|l| l.to_string()).collect::<Vec<_>>())
+            .into_iter()
+            .collect()
+    };
+    for (a, b, name) in [
+        // vitest
+        (" × works 6ms", " × works 11ms", "works"),
+        (
+            " × tests/calc.test.ts > works 6ms (retry x2)",
+            " × tests/calc.test.ts > works 1.2s",
+            "tests/calc.test.ts > works",
+        ),
+        (
+            " FAIL  tests/calc.test.ts > works",
+            " FAIL  tests/calc.test.ts > works",
+            "tests/calc.test.ts > works",
+        ),
+        // jest
+        ("  ✕ adds (3 ms)", "  ✕ adds (12 ms)", "adds"),
+        // node's spec reporter
+        ("✖ adds (1.234ms)", "✖ adds (0.9ms)", "adds"),
+        // go
+        (
+            "--- FAIL: TestAdd (0.00s)",
+            "--- FAIL: TestAdd (0.13s)",
+            "TestAdd",
+        ),
+        // pytest -v
+        (
+            "tests/test_a.py::test_x FAILED [ 50%]",
+            "tests/test_a.py::test_x FAILED [100%]",
+            "tests/test_a.py::test_x",
+        ),
+        // nextest
+        (
+            "        FAIL [   0.003s] calc::tests::adds",
+            "        FAIL [   1.020s] calc::tests::adds",
+            "calc::tests::adds",
+        ),
+        // mocha
+        ("  1) adds", "  2) adds:", "adds"),
+    ] {
+        assert_eq!(names(&[a]), vec![name], "{a}");
+        assert_eq!(names(&[b]), vec![name], "{b}");
+    }
+    // What is part of a name stays.
+    assert_eq!(
+        names(&["  ✕ adds (negative numbers)"]),
+        vec!["adds (negative numbers)"]
+    );
+    // jest's file line and go's package line name no test.
+    assert!(names(&["FAIL  tests/calc.test.js", "FAIL\tcalc\t0.002s"]).is_empty());
+}
+
 #[test]
 fn a_replay_that_fails_only_on_tests_that_passed_at_the_start_is_a_behaviour_change() {
     let changed_expectation = || CheckChanges {
@@ -936,6 +996,13 @@ fn with_as_many_failures_at_the_start_as_the_tail_names_other_tests_cannot_be_to
         .collect();
     let d = decide(&stop(false), &mut host);
     assert_eq!(d.verdict, Some(Verdict::BehaviourChanged));
+    // What it says of the start run is what that run did.
+    let message = d.message.unwrap_or_default();
+    assert!(
+        !message.contains("passed on the code as it was then")
+            && message.contains("failed on the code as it was then only on other tests"),
+        "{message}"
+    );
     // Eight: names may have been cut, so it stays weakened.
     let mut host2 = started();
     host2.fingerprint = "bbbb".into();

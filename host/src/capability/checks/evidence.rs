@@ -50,12 +50,9 @@ fn skip_markers(lang: Lang) -> &'static [&'static str] {
     match lang {
         Lang::Python => &[
             "@pytest.mark.skip",
-            "@pytest.mark.xfail",
             "pytest.skip(",
-            "pytest.xfail(",
             "pytest.importorskip(",
             "@unittest.skip",
-            "@unittest.expectedFailure",
             "self.skipTest(",
             "SkipTest",
         ],
@@ -68,10 +65,13 @@ fn skip_markers(lang: Lang) -> &'static [&'static str] {
             "skip: true",
             "{ skip:",
             ".fixme(",
+            // vitest: run only when / skip when a condition holds
+            // (`test.runIf(false)` never runs).
+            ".runIf(",
+            ".skipIf(",
         ],
         Lang::Rust => &[
             "#[ignore",
-            "#[should_panic",
             "```ignore",
             "```no_run",
             ",ignore",
@@ -86,6 +86,22 @@ fn skip_markers(lang: Lang) -> &'static [&'static str] {
             "// +build ignore",
         ],
         Lang::Other => &[],
+    }
+}
+
+/// Markers that a test is expected to fail: it passes when it fails, so
+/// the failure it had is no longer one.
+fn expected_failure_markers(lang: Lang) -> &'static [&'static str] {
+    match lang {
+        Lang::Python => &[
+            "@pytest.mark.xfail",
+            "pytest.xfail(",
+            "@unittest.expectedFailure",
+        ],
+        // vitest's `test.fails`, jest's `test.failing`.
+        Lang::Script => &["test.fails", "it.fails", "test.failing", "it.failing"],
+        Lang::Rust => &["#[should_panic", "```should_panic", ",should_panic"],
+        _ => &[],
     }
 }
 
@@ -418,6 +434,10 @@ fn of_change(lang: Lang, path: &str, old: &str, new: &str) -> Vec<String> {
 
     for (markers, what) in [
         (skip_markers(lang), "skip marker added"),
+        (
+            expected_failure_markers(lang),
+            "expected-failure marker added (the test passes when it fails)",
+        ),
         (only_markers(lang), "tests narrowed to one (`only`)"),
     ] {
         let mut said = BTreeSet::new();
@@ -597,25 +617,52 @@ fn test_name(lang: Lang, line: &str, after_test_attr: &mut bool) -> Option<Strin
                 None
             }
         }
-        Lang::Script => [
-            "it(",
-            "test(",
-            "it.only(",
-            "test.only(",
-            "it.skip(",
-            "test.skip(",
-        ]
-        .iter()
-        .find_map(|call| {
-            let rest = t.strip_prefix(call)?.trim_start();
-            let q = rest
+        Lang::Script => script_test_name(t),
+        Lang::Other => None,
+    }
+}
+
+/// The name a JavaScript or TypeScript test call gives: `it('name'`,
+/// `test.skip('name'`, and any chain of modifiers before it
+/// (`test.runIf(cond)('name'`, `it.concurrent.fails('name'`).
+fn script_test_name(line: &str) -> Option<String> {
+    let mut rest = line
+        .strip_prefix("it")
+        .or_else(|| line.strip_prefix("test"))
+        .filter(|r| r.starts_with(['.', '(']))?;
+    loop {
+        if let Some(after) = rest.strip_prefix('.') {
+            let ident = after
+                .find(|c: char| !(c.is_alphanumeric() || c == '_'))
+                .unwrap_or(after.len());
+            if ident == 0 {
+                return None;
+            }
+            rest = &after[ident..];
+        } else if let Some(after) = rest.strip_prefix('(') {
+            let after = after.trim_start();
+            if let Some(q) = after
                 .chars()
                 .next()
-                .filter(|c| matches!(c, '\'' | '"' | '`'))?;
-            let end = rest[1..].find(q)?;
-            Some(rest[1..1 + end].to_string())
-        }),
-        Lang::Other => None,
+                .filter(|c| matches!(c, '\'' | '"' | '`'))
+            {
+                let end = after[1..].find(q)?;
+                return Some(after[1..1 + end].to_string());
+            }
+            // A modifier's own arguments (`runIf(cond)`): skip to its `)`.
+            let mut depth = 1;
+            let close = after.char_indices().find_map(|(i, c)| {
+                match c {
+                    '(' => depth += 1,
+                    ')' => depth -= 1,
+                    _ => {}
+                }
+                (depth == 0).then_some(i)
+            })?;
+            rest = &after[close + 1..];
+        } else {
+            return None;
+        }
     }
 }
 
@@ -1054,7 +1101,44 @@ mod tests {
             true,
         );
         assert!(says(&e, "skip marker added"), "{e:?}");
+        // vitest's and jest's conditional and expected-failure forms are
+        // named as what they are, not as an assertion changed or a test
+        // removed.
+        let vt = "import { test, expect } from 'vitest'\ntest('works', () => {\n  expect(add(2, 2)).toBe(4)\n})\n";
+        for (form, what) in [
+            ("test.runIf(false)('works'", "skip marker added"),
+            ("test.skipIf(true)('works'", "skip marker added"),
+            ("test.fails('works'", "expected-failure marker added"),
+            ("test.failing('works'", "expected-failure marker added"),
+        ] {
+            let e = of_file(
+                "test/calc.test.ts",
+                Some(vt),
+                Some(&vt.replace("test('works'", form)),
+                true,
+            );
+            assert!(says(&e, what), "{form}: {e:?}");
+            assert!(
+                !says(&e, "test removed") && !says(&e, "assertion"),
+                "{form}: {e:?}"
+            );
+        }
+        let py = "def test_add():\n    assert add(2, 2) == 4\n";
+        let e = of_file(
+            "tests/test_calc.py",
+            Some(py),
+            Some(&format!("@pytest.mark.xfail\n{py}")),
+            true,
+        );
+        assert!(says(&e, "expected-failure marker added"), "{e:?}");
         let rs = "#[test]\nfn adds() {\n    assert_eq!(add(2, 2), 4);\n}\n";
+        let e = of_file(
+            "tests/calc.rs",
+            Some(rs),
+            Some(&rs.replace("#[test]", "#[test]\n#[should_panic]")),
+            true,
+        );
+        assert!(says(&e, "expected-failure marker added"), "{e:?}");
         let e = of_file(
             "tests/calc.rs",
             Some(rs),

@@ -26,9 +26,16 @@ fn names_failure(line: &str) -> bool {
     let t = line.trim_start();
     const STARTS: &[&str] = &[
         "FAILED ", "FAIL ", "FAIL: ", "ERROR: ", "ERROR ", "--- FAIL", "not ok ", "✕ ", "× ", "✗ ",
-        "● ",
+        "✖ ", "● ",
     ];
+    // mocha's `1) adds`.
+    let numbered = t
+        .split_once(") ")
+        .is_some_and(|(n, _)| !n.is_empty() && n.chars().all(|c| c.is_ascii_digit()));
     STARTS.iter().any(|s| t.starts_with(s))
+        || numbered
+        // pytest -v: `tests/test_a.py::test_x FAILED [ 50%]`.
+        || (t.contains("::") && t.contains(" FAILED"))
         || (t.starts_with("---- ") && t.ends_with(" ----"))
         || (t.starts_with("test ") && t.ends_with(" FAILED"))
         || t.ends_with(" --- FAILED")
@@ -247,7 +254,10 @@ fn may_name_failure(line: &[u8]) -> bool {
         .unwrap_or(line.len());
     let t = &line[start..];
     let first = t.first().copied().unwrap_or(0);
-    matches!(first, b'F' | b'E' | b'-' | b'n' | b't' | 0x1b | 0xe2 | 0xc3)
+    matches!(
+        first,
+        b'F' | b'E' | b'-' | b'n' | b't' | b'0'..=b'9' | 0x1b | 0xe2 | 0xc3
+    ) || memchr::memmem::find(line, b" FAILED").is_some()
         || line.ends_with(b"FAILED")
         || line.ends_with(b"FAILED\r")
 }
