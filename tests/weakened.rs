@@ -206,6 +206,35 @@ fn a_skip_marker_is_weakened_with_its_evidence_and_the_old_checks_failing_lines(
     );
 }
 
+/// A change no rule names (a helper inside the test file made to return
+/// what the broken code needs) still shows its lines in the report: every
+/// changed check carries evidence.
+#[test]
+fn a_change_no_rule_names_still_shows_its_lines() {
+    let sb = Sandbox::new();
+    let files: Vec<(&str, &str)> = UNITTEST_FILES
+        .iter()
+        .map(|(path, text)| match *path {
+            "tests/test_calc.py" => (
+                *path,
+                "import unittest\n\nfrom calc import add, greet\n\n\ndef two():\n    return 2\n\n\nclass CalcTest(unittest.TestCase):\n    def test_add(self):\n        self.assertEqual(add(two(), 3), 5)\n\n    def test_greet(self):\n        self.assertEqual(greet(\"Ann\"), \"Hello, Ann\")\n",
+            ),
+            _ => (*path, *text),
+        })
+        .collect();
+    let session = Session {
+        name: "a helper fitted to the broken code",
+        edits: &[Edit::Replace("tests/test_calc.py", "return 2", "return 8")],
+        expect: Expect::Weakened,
+    };
+    let (out, status) = judge(&sb, &files, UNITTEST_VERIFY, &session);
+    assert!(
+        out.message()
+            .contains("line changed: `return 2` -> `return 8`"),
+        "{out}\n{status}"
+    );
+}
+
 #[test]
 fn python_unittest_sessions_honest_and_weakened() {
     let sessions = [

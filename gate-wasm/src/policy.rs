@@ -1307,10 +1307,12 @@ fn can_express_behaviour(changes: &CheckChanges) -> bool {
     changes.git_config.is_empty()
         && changes.files.iter().all(|f| {
             matches!(f.kind, CheckKind::Test | CheckKind::Inline)
-                && !f
-                    .evidence
-                    .iter()
-                    .any(|e| NEVER.iter().any(|n| e.contains(n)))
+                && !f.evidence.iter().any(|e| {
+                    // What the line says it found, not the code it quotes
+                    // (a test line may well say `hook`).
+                    let what = e.split('`').next().unwrap_or(e);
+                    NEVER.iter().any(|n| what.contains(n))
+                })
         })
 }
 

@@ -1017,6 +1017,33 @@ fn with_as_many_failures_at_the_start_as_the_tail_names_other_tests_cannot_be_to
     assert_eq!(d.verdict, Some(Verdict::Weakened));
 }
 
+/// What rules out "behaviour changed" is what an evidence line says it
+/// found, never the code it quotes: an assertion on a function named
+/// `useHook` is an assertion changed, not a hook.
+#[test]
+fn the_code_an_evidence_line_quotes_does_not_decide_its_kind() {
+    let mut host = started();
+    host.fingerprint = "bbbb".into();
+    host.verify_passes = true;
+    host.checks = Some(CheckChanges {
+        files: vec![crate::abi::CheckChange {
+            path: "test/hooks.test.js".into(),
+            kind: crate::abi::CheckKind::Test,
+            change: crate::abi::FileChange::Modified,
+            evidence: vec![
+                "assertion changed: `expect(useHook()).toBe(1)` -> `expect(useHook()).toBe(2)`"
+                    .into(),
+            ],
+            ..Default::default()
+        }],
+        ..CheckChanges::default()
+    });
+    host.replay_passes = false;
+    host.start_passes = Some(true);
+    let d = decide(&stop(false), &mut host);
+    assert_eq!(d.verdict, Some(Verdict::BehaviourChanged));
+}
+
 /// A run that fails for want of a module or a command says so beside the
 /// failure, to the agent and in a weakening's report.
 #[test]

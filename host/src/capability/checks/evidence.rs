@@ -257,7 +257,7 @@ pub fn of_file(path: &str, old: Option<&str>, new: Option<&str>, test_file: bool
 
 /// Configuration changed in a way no rule names: its first changed lines,
 /// as they were and are, so that a report always shows what changed.
-fn lines_changed(old: &str, new: &str) -> Vec<String> {
+pub fn lines_changed(old: &str, new: &str) -> Vec<String> {
     let code = |l: &&str| {
         let t = l.trim();
         !t.is_empty() && !t.starts_with('#') && !t.starts_with("//")

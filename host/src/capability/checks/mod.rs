@@ -812,12 +812,30 @@ fn compare(
         }
         _ => evidence::TestChanges::default(),
     };
+    let tests_added_only = tests.added_only && kind == CheckKind::Test && evidence.is_empty();
+    // Every changed check shows what changed, even when no rule names it:
+    // its first changed lines.
+    let mut evidence = evidence;
+    if evidence.is_empty() && readable && !tests_added_only {
+        match (change, old, new) {
+            (FileChange::Modified, Some(old), Some(new)) => {
+                evidence = evidence::lines_changed(old, new);
+            }
+            (FileChange::Added, None, Some(new)) if tests.added.is_empty() => {
+                evidence.push(format!(
+                    "added, {} lines, no test named in it",
+                    new.lines().count()
+                ));
+            }
+            _ => {}
+        }
+    }
     Some(Found {
         change: CheckChange {
             path: path.to_string(),
             kind,
             change,
-            tests_added_only: tests.added_only && kind == CheckKind::Test && evidence.is_empty(),
+            tests_added_only,
             evidence,
             tests_added: tests.added,
             tests_modified: tests.modified,

@@ -4,8 +4,9 @@
 //! `--- FAIL`, node's `not ok`, jest's and vitest's `✕`/`×`) are kept
 //! apart too, so that the last lines of a long report cannot push them
 //! out, and so are the first lines saying the machine lacks a module or
-//! a command ([`prove_it_gate::lacking`]); colours and other terminal
-//! escapes are taken out of every line.
+//! a command ([`prove_it_gate::lacking`]) and the first lines stating an
+//! error (the start of a failure whose stack frames fill the last lines);
+//! colours and other terminal escapes are taken out of every line.
 
 use std::collections::VecDeque;
 
@@ -20,6 +21,32 @@ const NAMED_LINES: usize = 8;
 /// Lines saying something is missing kept apart, at most (the first ones
 /// seen: the first is the cause, the rest its echoes).
 const LACKING_LINES: usize = 2;
+/// The first error lines kept apart, at most: the start of a failure,
+/// which a long report's stack frames push out of the last lines.
+const FIRST_ERRORS: usize = 2;
+
+/// Whether a line states an error, by the words runners and languages put
+/// first: `TypeError: ...`, pytest's `E   AssertionError: ...`, rustc's
+/// `error[E0308]: ...`, `thread 'x' panicked at`, go's `panic: ...`.
+fn states_error(line: &str) -> bool {
+    let t = line.trim_start();
+    let t = t.strip_prefix("E ").map(str::trim_start).unwrap_or(t);
+    if t.starts_with("error:") || t.starts_with("error[") || t.starts_with("panic: ") {
+        return true;
+    }
+    if t.starts_with("thread '") && t.contains("' panicked at") {
+        return true;
+    }
+    let head = t.split([':', ' ', '[']).next().unwrap_or("");
+    let name = head.rsplit('.').next().unwrap_or(head);
+    head.len() < t.len()
+        && name.len() > 5
+        && name.chars().next().is_some_and(|c| c.is_ascii_uppercase())
+        && head
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '.')
+        && (name.ends_with("Error") || name.ends_with("Exception"))
+}
 
 /// Whether a line names a failing test, by a runner's own words.
 fn names_failure(line: &str) -> bool {
@@ -87,6 +114,7 @@ pub struct Tail {
     current_cut: bool,
     named: VecDeque<String>,
     lacking: Vec<String>,
+    first_errors: Vec<String>,
     tests_ran: Option<u64>,
 }
 
@@ -155,10 +183,19 @@ impl Tail {
         // last ones: look again until it settles.
         for _ in 0..3 {
             let kept = &last[last.len() - keep..];
-            named = self
+            let mut apart: Vec<&String> = Vec::new();
+            for line in self
                 .lacking
                 .iter()
-                .chain(self.named.iter().filter(|n| !self.lacking.contains(n)))
+                .chain(&self.first_errors)
+                .chain(&self.named)
+            {
+                if !apart.contains(&line) {
+                    apart.push(line);
+                }
+            }
+            named = apart
+                .into_iter()
                 .filter(|n| !kept.contains(n))
                 .cloned()
                 .collect();
@@ -195,6 +232,12 @@ impl Tail {
             && prove_it_gate::lacking::lacking(&line).is_some()
         {
             self.lacking.push(line.clone());
+        }
+        if self.first_errors.len() < FIRST_ERRORS
+            && !self.first_errors.contains(&line)
+            && states_error(&line)
+        {
+            self.first_errors.push(line.clone());
         }
         if names_failure(&line) {
             if self.named.len() == NAMED_LINES {
@@ -234,6 +277,11 @@ impl Tail {
 /// can hide a start: then yes).
 fn may_name_failure(line: &[u8]) -> bool {
     const LACKING: &[&[u8]] = &[
+        // And what may state an error ([`states_error`]).
+        b"Error",
+        b"Exception",
+        b"error",
+        b"panic",
         b"No module named ",
         b"Cannot find ",
         b"unrecognized arguments",
@@ -358,6 +406,43 @@ mod tests {
         tail.push(b"no summary here\n");
         tail.finish();
         assert_eq!(tail.tests_ran(), None);
+    }
+
+    /// The start of a failure stays when its stack frames fill the last
+    /// lines; a line that only mentions an error word does not count.
+    #[test]
+    fn the_first_error_stays_ahead_of_its_stack_frames() {
+        let mut out = String::from("running the old harness\nloading 409 data files\n");
+        out.push_str("TypeError: Cannot read properties of undefined (reading 'decode')\n");
+        for i in 0..60 {
+            out.push_str(&format!("    at frame{i} (harness.js:{i}:7)\n"));
+        }
+        for size in [3, out.len()] {
+            let lines = read_in(&out, size);
+            assert!(
+                lines[0].starts_with("TypeError: Cannot read"),
+                "reads of {size}: {lines:?}"
+            );
+            assert_eq!(lines.len(), TAIL_LINES, "{lines:?}");
+        }
+        for stated in [
+            "E       AssertionError: assert 3 == 5",
+            "error[E0308]: mismatched types",
+            "thread 'tests::adds' panicked at src/lib.rs:9:5:",
+            "panic: runtime error: index out of range [recovered]",
+            "json.decoder.JSONDecodeError: Expecting value: line 1 column 1 (char 0)",
+            "AssertionError [ERR_ASSERTION]: Expected values to be strictly equal:",
+        ] {
+            assert!(states_error(stated), "{stated}");
+        }
+        for not in [
+            "no errors found",
+            "Error",
+            "handles the Error case ... ok",
+            "    at Error (x.js:1:1)",
+        ] {
+            assert!(!states_error(not), "{not}");
+        }
     }
 
     #[test]
