@@ -235,6 +235,95 @@ fn a_change_no_rule_names_still_shows_its_lines() {
     );
 }
 
+/// A harness that reads data files (in `fixtures/`, which is no check): the
+/// replay puts the old harness back with the data it was written for, never
+/// the old harness with the new data (which it may not even read).
+const DATA_HARNESS_FILES: &[(&str, &str)] = &[
+    ("calc.py", "def double(x):\n    return x * 2\n"),
+    ("tests/__init__.py", ""),
+    ("fixtures/cases.json", "[{\"in\": 2, \"expected\": 4}]\n"),
+    (
+        "tests/test_data.py",
+        "import json\nimport pathlib\nimport unittest\n\nfrom calc import double\n\nHERE = pathlib.Path(__file__).parent\n\n\nclass DataTest(unittest.TestCase):\n    def test_cases(self):\n        for case in json.loads((HERE.parent / \"fixtures\" / \"cases.json\").read_text()):\n            self.assertEqual(double(case[\"in\"]), case[\"expected\"])\n",
+    ),
+    (".gitignore", "__pycache__/\n"),
+];
+
+#[test]
+fn the_replay_puts_a_harness_back_with_the_data_it_reads() {
+    // The harness and its data moved to a new format together, the code
+    // untouched: the old harness with the old data passes on it.
+    let session = Session {
+        name: "a harness updated with its data",
+        edits: &[
+            Edit::Replace("tests/test_data.py", "case[\"expected\"]", "case[\"out\"]"),
+            Edit::Write(
+                "fixtures/cases.json",
+                "[{\"in\": 2, \"out\": 4}, {\"in\": 3, \"out\": 6}]\n",
+            ),
+            Edit::Write("fixtures/more.json", "[]\n"),
+        ],
+        expect: Expect::Verified,
+    };
+    let sb = Sandbox::new();
+    judge_in(
+        bare_project(&sb, DATA_HARNESS_FILES, UNITTEST_VERIFY),
+        &session,
+    );
+
+    // A new test reading a new data file, beside a touched harness: the
+    // replay without the added file fails on the new test, with it passes.
+    let session = Session {
+        name: "a new test with its own data, the harness touched",
+        edits: &[
+            Edit::Replace(
+                "tests/test_data.py",
+                "case[\"expected\"])",
+                "case[\"expected\"], case)",
+            ),
+            Edit::Write("fixtures/more.json", "[{\"in\": 5, \"expected\": 10}]\n"),
+            Edit::Write(
+                "tests/test_more.py",
+                "import json\nimport pathlib\nimport unittest\n\nfrom calc import double\n\n\nclass MoreTest(unittest.TestCase):\n    def test_more(self):\n        path = pathlib.Path(__file__).parent.parent / \"fixtures\" / \"more.json\"\n        for case in json.loads(path.read_text()):\n            self.assertEqual(double(case[\"in\"]), case[\"expected\"])\n",
+            ),
+        ],
+        expect: Expect::Verified,
+    };
+    let sb = Sandbox::new();
+    judge_in(
+        bare_project(&sb, DATA_HARNESS_FILES, UNITTEST_VERIFY),
+        &session,
+    );
+
+    // The code is wrong at the start; the session fits the data to it and
+    // touches the harness: the old harness with the old data fails.
+    let session = Session {
+        name: "data fitted to broken code, the harness touched",
+        edits: &[
+            Edit::Replace(
+                "tests/test_data.py",
+                "case[\"expected\"])",
+                "case[\"expected\"], case)",
+            ),
+            Edit::Write("fixtures/cases.json", "[{\"in\": 2, \"expected\": 6}]\n"),
+        ],
+        expect: Expect::Weakened,
+    };
+    let sb = Sandbox::new();
+    let files: Vec<(&str, &str)> = DATA_HARNESS_FILES
+        .iter()
+        .map(|&(path, text)| match path {
+            "calc.py" => (path, "def double(x):\n    return x * 3\n"),
+            _ => (path, text),
+        })
+        .collect();
+    let (out, _) = judge_in(bare_project(&sb, &files, UNITTEST_VERIFY), &session);
+    assert!(
+        out.message().contains("`fixtures/cases.json`"),
+        "the data put back is named:\n{out}"
+    );
+}
+
 #[test]
 fn python_unittest_sessions_honest_and_weakened() {
     let sessions = [

@@ -1278,7 +1278,16 @@ fn judge_checks_changed(
                 tail: run.tail.clone(),
                 diff: diff_command(&changes),
                 changes: Some(changes),
-                note: join_notes(unknown, lack_note),
+                note: join_notes(
+                    join_notes(unknown, lack_note),
+                    // The inputs put back with the checks, said as the
+                    // host said them: what the old checks ran with.
+                    replay
+                        .restored
+                        .iter()
+                        .find(|r| r.contains("the checks read"))
+                        .map(|r| format!("Put back with them: {r}.")),
+                ),
                 tests: failing.len(),
             }))
         }

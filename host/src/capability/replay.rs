@@ -3,7 +3,8 @@
 //! of the tree ([`copy`]), each check the session modified or deleted is put
 //! back as it was at the start (only the check sections of a manifest, only
 //! the test parts of a Rust source file), configuration and hooks it added
-//! are left out, tests it added stay; then `verify.sh` runs there as the
+//! are left out, tests it added stay, and the files in test folders those
+//! checks read go back with them; then `verify.sh` runs there as the
 //! gate runs it. When that fails, the checks as they are now run in the
 //! same copy, as the control. The person's tree is only read.
 
@@ -11,7 +12,7 @@ use super::checks::{self, Content, Replayable};
 use super::git;
 use super::{copy, loads, verify};
 use anyhow::{Context, Result};
-use prove_it_gate::abi::{Replay, VerifyOutcome};
+use prove_it_gate::abi::{CheckKind, FileChange, Replay, VerifyOutcome};
 use std::ffi::OsString;
 use std::path::Path;
 use std::time::Duration;
@@ -62,6 +63,28 @@ pub fn replay(
         }
         restored.extend(said);
     }
+    // What those checks read, as it was at the start: the old checks with
+    // the inputs they were written for.
+    let mut added_inputs = Vec::new();
+    let mut inputs_back = Vec::new();
+    for input in &found.inputs {
+        let at = copy.root.join(&input.path);
+        let now = Content::on_disk(&at)?;
+        if input.start == now {
+            continue;
+        }
+        let link = std::fs::read_link(&at).ok();
+        checks::write_file(&at, input.start.as_ref())
+            .with_context(|| format!("cannot put back `{}` in the copy", input.path))?;
+        if input.start.is_none() {
+            added_inputs.push((at.clone(), now.clone()));
+        }
+        inputs_back.push(input.path.as_str());
+        undo.push((at, now, link));
+    }
+    if !inputs_back.is_empty() {
+        restored.push(inputs_said(&inputs_back));
+    }
     // The control runs as the gate ran `verify.sh`; the replay with git's
     // configuration of the checks put back as well.
     let mut control_env: Vec<(String, OsString)> = env
@@ -80,7 +103,27 @@ pub fn replay(
         restored.extend(said);
     }
     let (run_env, control_env) = (borrowed(&run_env), borrowed(&control_env));
-    let run = verify::run_with(&copy.root, timeout, &run_env);
+    let mut run = verify::run_with(&copy.root, timeout, &run_env);
+    // Files the session added in test folders are the old checks' new
+    // cases or the inputs of tests it added (which stay): when the replay
+    // without them fails and it added tests, it runs once more with them.
+    let added_tests = found.files.iter().any(|f| {
+        f.change.change == FileChange::Added
+            && matches!(f.change.kind, CheckKind::Test | CheckKind::Inline)
+    });
+    if run.outcome != VerifyOutcome::Passed && added_tests && !added_inputs.is_empty() {
+        for (at, now) in &added_inputs {
+            checks::write_file(at, now.as_ref()).context("cannot put an input back in the copy")?;
+        }
+        let again = verify::run_with(&copy.root, timeout, &run_env);
+        if again.outcome == VerifyOutcome::Passed {
+            run = again;
+            restored.push(
+                "the files the session added in test folders kept: the tests it added read them"
+                    .to_string(),
+            );
+        }
+    }
     // Failing, the old checks prove a weakening only if the checks as they
     // are now pass in the same copy: a copy that lacks what the checks
     // need fails both.
@@ -126,6 +169,21 @@ pub fn replay(
         start,
         start_problem,
     })
+}
+
+/// `N files the checks read as at the start: ...`, naming the first few.
+fn inputs_said(paths: &[&str]) -> String {
+    const NAMED: usize = 5;
+    let mut list: Vec<String> = paths.iter().take(NAMED).map(|p| format!("`{p}`")).collect();
+    if paths.len() > NAMED {
+        list.push(format!("and {} more", paths.len() - NAMED));
+    }
+    format!(
+        "{} file{} the checks read (in test folders) as at the start, added ones left out: {}",
+        paths.len(),
+        if paths.len() == 1 { "" } else { "s" },
+        list.join(", ")
+    )
 }
 
 /// A `.gitattributes` file: git reads it from the index when the work tree

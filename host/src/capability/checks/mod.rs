@@ -284,6 +284,65 @@ pub struct Replayable {
     pub git: Option<(git::config::Settings, git::config::Settings)>,
     /// How to rebuild the tree as it was at the session's start.
     pub start: StartTree,
+    /// What the checks read that is not a check (data, fixtures,
+    /// snapshots in a test folder) and the session changed: put back with
+    /// the checks, so that the old checks run with the inputs they were
+    /// written for ([`test_input`]).
+    pub inputs: Vec<Input>,
+}
+
+/// A file a check reads, as it was at the session's start.
+#[derive(Debug, Clone)]
+pub struct Input {
+    pub path: String,
+    /// `None`: the session added it.
+    pub start: Option<Content>,
+}
+
+/// Folders of tests: a file there that is neither a check nor source
+/// code is something a check reads (a `spec` folder may hold code under
+/// test, so code there is not taken).
+const TEST_FOLDERS: &[&str] = &["test", "tests", "__tests__", "spec", "specs"];
+
+/// Folders of test data: all in them is what checks read, code too (a
+/// fixture project).
+const DATA_FOLDERS: &[&str] = &[
+    "testdata",
+    "test_data",
+    "fixtures",
+    "__fixtures__",
+    "__snapshots__",
+    "snapshots",
+];
+
+/// Inputs put back at most: a session that rewrites more is replayed with
+/// its new inputs, and that is said.
+const INPUTS: usize = 5_000;
+
+/// Source code: never an input beside a check (Go's `calc.go` beside
+/// `calc_test.go` is the code under test).
+const CODE: &[&str] = &[
+    "py", "pyi", "js", "mjs", "cjs", "jsx", "ts", "mts", "cts", "tsx", "go", "rs", "java", "kt",
+    "rb", "php", "c", "h", "cc", "cpp", "hpp", "cs", "swift", "scala", "ex", "exs", "vue",
+    "svelte",
+];
+
+/// Whether `path` (not a check) is an input of the checks: in a folder of
+/// test data; or, not being source code, in a folder of tests or in the
+/// folder of a check the replay puts back (or below it).
+fn test_input(path: &str, put_back: &[&str]) -> bool {
+    let (dir, name) = path.rsplit_once('/').unwrap_or(("", path));
+    let code = name
+        .rsplit_once('.')
+        .is_some_and(|(_, ext)| CODE.contains(&ext));
+    let within = |folders: &[&str]| dir.split('/').any(|part| folders.contains(&part));
+    within(DATA_FOLDERS)
+        || !code && within(TEST_FOLDERS)
+        || !code
+            && put_back.iter().any(|check| {
+                let of = check.rsplit_once('/').map_or("", |(d, _)| d);
+                !of.is_empty() && (dir == of || dir.starts_with(&format!("{of}/")))
+            })
 }
 
 /// The tree at the session's start, as the changed paths' start contents:
@@ -404,12 +463,17 @@ pub fn changes(
     // (a session that rewrites thousands of files is not read whole).
     let mut code_files = CODE_FILES;
     let mut tests = TestLines::new(root, &list, changed);
+    // Changed files that are not checks: maybe what a check reads.
+    let mut others = Vec::new();
     for path in looked {
         // `Some(suppressions)`: the file is code, read for its lint
         // suppressions (when `true`) and code-side cheats.
         let code = match list.classify(path) {
             // Not a check.
-            None => Some(true),
+            None => {
+                others.push(path.as_str());
+                Some(true)
+            }
             Some(class) => {
                 let start = match pinned.dirty.get(path) {
                     Some(kept) => kept.clone(),
@@ -582,14 +646,62 @@ pub fn changes(
             }
         }
     }
+    let inputs = inputs(&found, &others, &commit, dirty_at_start, &mut report)?;
     Ok((
         Replayable {
             files: found,
             git: git_config,
             start,
+            inputs,
         },
         report,
     ))
+}
+
+/// The changed files among `others` that the checks the replay puts back
+/// read ([`test_input`]), with what they held at the session's start.
+/// None when no check is put back; one that already differed at the start
+/// is left as it is (its start was not kept).
+fn inputs(
+    found: &[Found],
+    others: &[&str],
+    commit: &Option<git::Commit>,
+    dirty_at_start: &BTreeMap<String, String>,
+    report: &mut CheckChanges,
+) -> Result<Vec<Input>> {
+    let put_back: Vec<&str> = found
+        .iter()
+        .filter(|f| f.change.change != FileChange::Added)
+        .map(|f| f.change.path.as_str())
+        .collect();
+    if put_back.is_empty() {
+        return Ok(Vec::new());
+    }
+    let paths: Vec<&str> = others
+        .iter()
+        .copied()
+        .filter(|p| test_input(p, &put_back) && !dirty_at_start.contains_key(*p))
+        .collect();
+    if paths.len() > INPUTS {
+        report.code.push(format!(
+            "{} changed files in test folders: more than {INPUTS}, so the replay runs the old checks with them as they are now",
+            paths.len()
+        ));
+        return Ok(Vec::new());
+    }
+    paths
+        .into_iter()
+        .map(|path| {
+            let start = match commit {
+                Some(commit) => commit.file(path)?.map(|(b, x)| Content::new(b, x)),
+                None => None,
+            };
+            Ok(Input {
+                path: path.to_string(),
+                start,
+            })
+        })
+        .collect()
 }
 
 /// What a changed code file says: its notes (lint suppressions added with
@@ -822,9 +934,10 @@ fn compare(
                 evidence = evidence::lines_changed(old, new);
             }
             (FileChange::Added, None, Some(new)) if tests.added.is_empty() => {
+                let n = new.lines().count();
                 evidence.push(format!(
-                    "added, {} lines, no test named in it",
-                    new.lines().count()
+                    "added, {n} line{}, no test named in it",
+                    if n == 1 { "" } else { "s" }
                 ));
             }
             _ => {}
@@ -932,6 +1045,30 @@ mod tests {
             "{back}"
         );
         assert!(!said.is_empty());
+    }
+
+    #[test]
+    fn what_checks_read_is_told_from_the_code_under_test() {
+        let put_back = ["pkg/calc_test.go", "tests/test_calc.py"];
+        for input in [
+            "fixtures/cases.json",
+            "testdata/app/main.py",
+            "src/__snapshots__/x.snap",
+            "tests/data/big.csv",
+            "spec/golden.txt",
+            "pkg/golden.txt",
+        ] {
+            assert!(test_input(input, &put_back), "{input}");
+        }
+        for code in [
+            "pkg/calc.go",
+            "spec/parser.py",
+            "src/calc.py",
+            "golden.txt",
+            "docs/a.md",
+        ] {
+            assert!(!test_input(code, &put_back), "{code}");
+        }
     }
 
     #[test]
