@@ -324,6 +324,85 @@ fn the_replay_puts_a_harness_back_with_the_data_it_reads() {
     );
 }
 
+/// A `src/` layout installed editable into the tree's `.venv`: the
+/// environment puts the work tree's `src` on `sys.path`. The replay's copy
+/// and its rebuilt start must import the copy's code, or a deliberate
+/// change reads as a weakening (the start run imports the new code and
+/// fails). Both forms an installer writes: a `.pth` line (setuptools'
+/// compat mode, flit, hatch) and an `__editable__` finder (setuptools'
+/// strict mode).
+#[test]
+fn an_editable_install_does_not_make_the_copies_run_the_work_tree() {
+    const FILES: &[(&str, &str)] = &[
+        (
+            "pyproject.toml",
+            "[project]\nname = \"calc\"\nversion = \"0.1.0\"\n",
+        ),
+        (
+            "src/calc/__init__.py",
+            "def greet(name):\n    return \"Hello, \" + name\n",
+        ),
+        ("tests/__init__.py", ""),
+        (
+            "tests/test_calc.py",
+            "import unittest\n\nfrom calc import greet\n\n\nclass CalcTest(unittest.TestCase):\n    def test_greet(self):\n        self.assertEqual(greet(\"Ann\"), \"Hello, Ann\")\n",
+        ),
+        (".gitignore", "__pycache__/\n.venv/\n"),
+    ];
+    let session = Session {
+        name: "a requested change to the greeting, its test updated",
+        edits: &[
+            Edit::Replace("src/calc/__init__.py", "\"Hello, \"", "\"Hi, \""),
+            Edit::Replace("tests/test_calc.py", "\"Hello, Ann\"", "\"Hi, Ann\""),
+        ],
+        expect: Expect::Behaviour,
+    };
+    for finder in [false, true] {
+        let sb = Sandbox::new();
+        let repo = bare_project(
+            &sb,
+            FILES,
+            ".venv/bin/python -m unittest discover -s tests -t . 2>&1",
+        );
+        let made = std::process::Command::new("python3")
+            .args(["-m", "venv", "--without-pip", ".venv"])
+            .current_dir(&repo.root)
+            .status()
+            .expect("python3 -m venv");
+        assert!(made.success());
+        let lib = std::fs::read_dir(repo.path(".venv/lib"))
+            .expect("lib")
+            .flatten()
+            .next()
+            .expect("python3.x")
+            .path()
+            .join("site-packages");
+        let src = repo.root.join("src");
+        if finder {
+            std::fs::write(
+                lib.join("__editable__.calc-0.1.0.pth"),
+                "import __editable___calc_0_1_0_finder; __editable___calc_0_1_0_finder.install()\n",
+            )
+            .expect("pth");
+            std::fs::write(
+                lib.join("__editable___calc_0_1_0_finder.py"),
+                format!(
+                    "import sys\nfrom importlib.machinery import PathFinder\n\nMAPPING = {{'calc': '{}'}}\n\n\nclass _EditableFinder:\n    @classmethod\n    def find_spec(cls, fullname, path=None, target=None):\n        if fullname in MAPPING:\n            return PathFinder.find_spec(fullname, [MAPPING[fullname].rsplit('/', 1)[0]])\n        return None\n\n\ndef install():\n    if not any(f is _EditableFinder for f in sys.meta_path):\n        sys.meta_path.append(_EditableFinder)\n",
+                    src.join("calc").display()
+                ),
+            )
+            .expect("finder");
+        } else {
+            std::fs::write(
+                lib.join("__editable__.calc-0.1.0.pth"),
+                format!("{}\n", src.display()),
+            )
+            .expect("pth");
+        }
+        judge_in(repo, &session);
+    }
+}
+
 #[test]
 fn python_unittest_sessions_honest_and_weakened() {
     let sessions = [

@@ -291,6 +291,23 @@ pub unsafe fn read_objects_as_stored() {
     unsafe { std::env::set_var("GIT_NO_REPLACE_OBJECTS", "1") };
 }
 
+/// Where the `verify.sh` this process starts looks for code to import, by
+/// the variables it inherits: `PYTHONPATH`, `NODE_PATH` and `VIRTUAL_ENV`
+/// (for the throwaway copy, which must import its own code).
+pub struct ImportPaths {
+    pub python_path: Option<String>,
+    pub node_path: Option<String>,
+    pub virtual_env: Option<PathBuf>,
+}
+
+pub fn import_paths() -> ImportPaths {
+    ImportPaths {
+        python_path: std::env::var("PYTHONPATH").ok(),
+        node_path: std::env::var("NODE_PATH").ok(),
+        virtual_env: std::env::var_os("VIRTUAL_ENV").map(PathBuf::from),
+    }
+}
+
 /// Set by the plugin's launcher to the plugin's version.
 pub const PLUGIN_VERSION_VAR: &str = "PROVE_IT_PLUGIN_VERSION";
 

@@ -94,8 +94,10 @@ pub fn replay(
     control_env.extend(
         copy::build_caches(root, cache)
             .into_iter()
+            .chain(copy.redirect.env.iter().cloned())
             .map(|(k, v)| (k.to_string(), v)),
     );
+    restored.extend(copy.redirect.said.iter().cloned());
     let mut run_env = control_env.clone();
     if let Some((start, now)) = &found.git {
         let (extra, said) = git::config::replay_env(root, start, now, &copy.scratch, config_count)?;

@@ -136,7 +136,12 @@ fn run(dir: &Path, json: bool, skip: &[Kind]) -> Result<ExitCode> {
     let (plan, notes) = defects::plan(&files, &found, skip, &verify_text);
 
     // The copy's builds go to a cache of their own, kept for the next copy.
-    let caches = copy::build_caches(&repo, &loaded.dirs.cache);
+    let mut caches = copy::build_caches(&repo, &loaded.dirs.cache);
+    // And what makes the copy import its own code, not your tree's.
+    caches.extend(copy.redirect.env.iter().cloned());
+    for said in &copy.redirect.said {
+        say(said);
+    }
     say("running ./verify.sh in the copy as it is (it must pass before any defect is planted)");
     let baseline = verify::run_with(&copy.root, timeout, &caches);
     copy::halt_if_interrupted();

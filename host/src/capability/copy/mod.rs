@@ -12,6 +12,8 @@
 //! was killed outright (kill -9, or a hook its host timed out) is removed
 //! by the next copy made of that repository.
 
+mod own_code;
+
 use crate::capability::verify;
 use anyhow::{Context, Result, bail};
 use std::io::Write as _;
@@ -67,6 +69,9 @@ pub struct Copy {
     pub root: PathBuf,
     /// A folder beside the copy (not in it) for the canary's own files.
     pub scratch: PathBuf,
+    /// What every run in the copy needs to import the copy's code, not the
+    /// work tree's ([`own_code`]).
+    pub redirect: own_code::Redirect,
     leftovers: Leftovers,
 }
 
@@ -135,6 +140,7 @@ pub fn make(repo: &Path) -> Result<Copy> {
     let mut copy = Copy {
         root: root.clone(),
         scratch,
+        redirect: own_code::Redirect::default(),
         leftovers: leftovers.clone(),
     };
     std::fs::create_dir_all(&copy.scratch).context("cannot make the canary's scratch dir")?;
@@ -201,10 +207,19 @@ pub fn make(repo: &Path) -> Result<Copy> {
         let from = repo.join(dir);
         let to = root.join(dir);
         if from.is_dir() && std::fs::symlink_metadata(&to).is_err() {
+            if dir == "node_modules"
+                && let Some(said) = own_code::node_modules(repo, &root)?
+            {
+                copy.redirect.said.extend(said);
+                continue;
+            }
             std::os::unix::fs::symlink(&from, &to)
                 .with_context(|| format!("cannot link `{dir}` into the copy"))?;
         }
     }
+    let own = own_code::redirect(repo, &root)?;
+    copy.redirect.env.extend(own.env);
+    copy.redirect.said.extend(own.said);
     Ok(copy)
 }
 
