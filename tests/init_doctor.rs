@@ -171,6 +171,37 @@ fn init_writes_a_verify_sh_that_passes_on_day_one_for_every_stack() {
     }
 }
 
+/// A project with CI suggests each check as its CI runs it (a crate whose
+/// CI runs clippy without `--all-targets` may fail with it), and says so.
+#[test]
+fn init_suggests_checks_as_the_projects_ci_runs_them() {
+    let (_sb, repo, said) = init_in(&[
+        (
+            "Cargo.toml",
+            "[package]\nname = \"c\"\nversion = \"0.1.0\"\nedition = \"2021\"\n",
+        ),
+        ("src/lib.rs", "pub fn f() {}\n"),
+        (
+            ".github/workflows/ci.yml",
+            "on: push\njobs:\n  test:\n    runs-on: ubuntu-latest\n    steps:\n      - uses: actions/checkout@v4\n      - run: cargo clippy -- -D warnings\n      - name: tests\n        run: |\n          cargo test --workspace\n          cargo test --doc ${{ matrix.flags }}\n",
+        ),
+    ]);
+    let script = std::fs::read_to_string(repo.path("verify.sh")).expect("verify.sh");
+    assert!(
+        script.contains("# cargo clippy -- -D warnings\n"),
+        "{script}"
+    );
+    assert!(!script.contains("--all-targets"), "{script}");
+    assert!(script.contains("# cargo test --workspace\n"), "{script}");
+    assert!(script.contains("# cargo fmt --all --check\n"), "{script}");
+    assert!(
+        said.contains(
+            "suggested as `.github/workflows/ci.yml` runs it: `cargo clippy -- -D warnings`"
+        ),
+        "{said}"
+    );
+}
+
 #[test]
 fn init_gives_each_of_several_stacks_its_section() {
     let (_sb, repo, _) = init_in(&[

@@ -696,6 +696,38 @@ fn a_put_back_keeps_the_manifests_own_format_for_its_format_check() {
     );
 }
 
+/// The stop, `status` and CI's report name a changed check's kind in the
+/// same words.
+#[test]
+fn the_stop_and_status_name_a_check_the_same_way() {
+    let sb = Sandbox::new();
+    let repo = bare_project(&sb, NODE_SCRIPTS_FILES, NODE_SCRIPTS_VERIFY);
+    repo.start("s");
+    apply(
+        &repo,
+        &[Edit::Replace(
+            "package.json",
+            "\"node types.mjs\"",
+            "\"node types.mjs || true\"",
+        )],
+    );
+    let out = repo.stop("s", false);
+    let said = "`package.json` (check sections, modified)";
+    assert!(out.message().contains(said), "{out}");
+    let status = prove_it(&repo.root, &repo.env, &["status"])
+        .output()
+        .expect("status");
+    let text = String::from_utf8_lossy(&status.stdout);
+    assert!(text.contains(said), "{text}");
+    // What `verify.sh` brings in is named, not counted.
+    let (_, json) = repo.status_json();
+    let origin = json["checks"]["origin"].as_str().unwrap_or_default();
+    assert!(
+        origin.contains("from what `verify.sh` runs: `") && origin.contains("types.mjs"),
+        "{origin}"
+    );
+}
+
 #[test]
 fn python_doctests_are_checks_and_their_prose_is_not() {
     let sessions = [
@@ -1272,6 +1304,34 @@ fn the_ledger_counts_weakened_passes() {
         text.contains("weakened   1 pass only with checks the session changed"),
         "{text}"
     );
+}
+
+/// doctor names what it counts: each manifest with the check sections it
+/// holds, and as inline tests only source files that hold tests.
+#[test]
+fn doctor_names_each_section_and_only_files_holding_inline_tests() {
+    let sb = Sandbox::new();
+    let mut files: Vec<(&str, &str)> = DOCTEST_FILES
+        .iter()
+        .filter(|(p, _)| *p != "pyproject.toml")
+        .copied()
+        .collect();
+    files.push((
+        "pyproject.toml",
+        "[project]\nname = \"sizes\"\nversion = \"0.1.0\"\n\n[tool.pytest.ini_options]\naddopts = \"-q\"\n",
+    ));
+    files.push((
+        "plain.py",
+        "def f():\n    \"\"\"No examples here.\"\"\"\n    return 1\n",
+    ));
+    let repo = bare_project(&sb, &files, DOCTEST_VERIFY);
+    let out = prove_it(&repo.root, &repo.env, &["doctor", "--no-run"])
+        .output()
+        .expect("doctor");
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("`pyproject.toml [tool.pytest]`"), "{text}");
+    assert!(text.contains("1 inline tests: `sizes.py`"), "{text}");
+    assert!(!text.contains("`plain.py`"), "{text}");
 }
 
 #[test]

@@ -515,6 +515,19 @@ pub enum CheckKind {
     Inline,
 }
 
+impl CheckKind {
+    /// The words a person reads for it, the same at a stop, in `status`
+    /// and in CI.
+    pub fn said(self) -> &'static str {
+        match self {
+            CheckKind::Test => "test",
+            CheckKind::Config => "configuration",
+            CheckKind::Section => "check sections",
+            CheckKind::Inline => "inline tests",
+        }
+    }
+}
+
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum FileChange {

@@ -1460,15 +1460,10 @@ fn checks_count(changes: &CheckChanges) -> String {
 /// code, and with `suspect` the code's suspect lines (a suspect pass
 /// says those itself).
 fn file_lines(changes: &CheckChanges, suspect: bool) -> Vec<String> {
-    use crate::abi::{CheckKind, FileChange};
+    use crate::abi::FileChange;
     let mut lines = Vec::new();
     for f in &changes.files {
-        let kind = match f.kind {
-            CheckKind::Test => "test",
-            CheckKind::Config => "configuration",
-            CheckKind::Section => "check sections",
-            CheckKind::Inline => "inline tests",
-        };
+        let kind = f.kind.said();
         let change = match f.change {
             FileChange::Added => "added",
             FileChange::Modified => "modified",

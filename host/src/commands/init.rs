@@ -27,7 +27,8 @@ pub fn execute(dir: &Path) -> Result<()> {
     })?;
     let path = root.join(verify::VERIFY_SH);
     outln!("prove-it init in {}", root.display());
-    let found = stacks::detect(&root);
+    let mut found = stacks::detect(&root);
+    let from_ci = as_ci_runs_them(&root, &mut found);
     write_checks_list(&root)?;
     if path.exists() {
         outln!(
@@ -42,6 +43,9 @@ pub fn execute(dir: &Path) -> Result<()> {
         for stack in &found {
             outln!("stack: {} ({})", stack.name, stack.evidence);
         }
+    }
+    for line in &from_ci {
+        outln!("{line}");
     }
     std::fs::write(&path, script(&found))
         .with_context(|| format!("cannot write `{}`", path.display()))?;
@@ -159,6 +163,98 @@ fn show(run: &VerifyRun) {
         .exit_code
         .map_or_else(|| "none".to_string(), |c| c.to_string());
     outln!("  (exit {code}, {} ms)", run.duration_ms);
+}
+
+/// Each suggested check that the project's own CI runs too, as CI runs it:
+/// a tool's flags there are the ones its code is known to pass (a crate
+/// whose CI runs `cargo clippy` without `--all-targets` may well fail with
+/// it). Read from the `run:` steps of `.github/workflows/*.yml`; says
+/// which it took, and from where.
+fn as_ci_runs_them(root: &Path, found: &mut [Stack]) -> Vec<String> {
+    let mut runs: Vec<(String, String)> = Vec::new();
+    let Ok(entries) = std::fs::read_dir(root.join(".github/workflows")) else {
+        return Vec::new();
+    };
+    let mut files: Vec<_> = entries.flatten().map(|e| e.path()).collect();
+    files.sort();
+    for file in files {
+        let name = file.file_name().map(|n| n.to_string_lossy().into_owned());
+        let Some(name) = name.filter(|n| n.ends_with(".yml") || n.ends_with(".yaml")) else {
+            continue;
+        };
+        let Ok(text) = std::fs::read_to_string(&file) else {
+            continue;
+        };
+        for command in run_steps(&text) {
+            runs.push((command, format!(".github/workflows/{name}")));
+        }
+    }
+    let mut said = Vec::new();
+    for stack in found.iter_mut() {
+        for check in stack.checks.iter_mut() {
+            let tool = tool_of(check);
+            let Some((command, from)) = runs
+                .iter()
+                .find(|(command, _)| tool_of(command) == tool && command != check)
+            else {
+                continue;
+            };
+            said.push(format!(
+                "suggested as `{from}` runs it: `{command}` (instead of `{check}`)"
+            ));
+            *check = command.clone();
+        }
+    }
+    said
+}
+
+/// The commands of a workflow's `run:` steps, one per line (a block's
+/// lines each), leaving out those that use the workflow's own expressions
+/// (`${{ ... }}`) or continue on the next line.
+fn run_steps(text: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut block: Option<usize> = None;
+    for line in text.lines() {
+        let indent = line.len() - line.trim_start().len();
+        let t = line.trim();
+        if let Some(at) = block {
+            if t.is_empty() {
+                continue;
+            }
+            if indent > at {
+                out.push(t.to_string());
+                continue;
+            }
+            block = None;
+        }
+        let t = t.strip_prefix("- ").unwrap_or(t);
+        let Some(rest) = t.strip_prefix("run:") else {
+            continue;
+        };
+        let rest = rest.trim();
+        if rest.starts_with('|') || rest.starts_with('>') {
+            block = Some(indent);
+        } else if !rest.is_empty() {
+            out.push(rest.trim_matches(|c| c == '"' || c == '\'').to_string());
+        }
+    }
+    out.retain(|c| !c.contains("${{") && !c.ends_with('\\') && !c.starts_with('#'));
+    out
+}
+
+/// A command's tool and subcommand: `cargo clippy`, `npm run lint`,
+/// `python -m pytest`, `go vet` (the words before its first option).
+fn tool_of(command: &str) -> Vec<&str> {
+    let words: Vec<&str> = command
+        .split_whitespace()
+        .take_while(|w| !w.starts_with('-') || *w == "-m")
+        .collect();
+    let n = match words.first() {
+        Some(&"npm" | &"pnpm" | &"yarn") if words.get(1) == Some(&"run") => 3,
+        Some(&"python" | &"python3") if words.get(1) == Some(&"-m") => 3,
+        _ => 2,
+    };
+    words.into_iter().take(n).collect()
 }
 
 /// The text of a new `verify.sh` for `found`.

@@ -124,7 +124,8 @@ fn print_text(report: &serde_json::Value) {
         outln!(
             "  check       `{}` ({}, {})",
             file["path"].as_str().unwrap_or("?"),
-            file["kind"].as_str().unwrap_or("?"),
+            serde_json::from_value::<prove_it_gate::abi::CheckKind>(file["kind"].clone())
+                .map_or("?", |kind| kind.said()),
             file["change"].as_str().unwrap_or("?")
         );
         for line in file["evidence"].as_array().into_iter().flatten() {

@@ -170,14 +170,26 @@ pub fn list_with_derived(
     };
     let derived = defaults::derive(commit.as_ref(), &text);
     if !derived.is_empty() {
+        const NAMED: usize = 5;
+        let mut named: Vec<String> = derived
+            .iter()
+            .take(NAMED)
+            .map(|d| format!("`{}`", d.line))
+            .collect();
+        if derived.len() > NAMED {
+            named.push(format!("{} more", derived.len() - NAMED));
+        }
         origin.push_str(&format!(
-            ", and {} more from what `verify.sh` runs",
-            derived.len()
+            ", and from what `verify.sh` runs: {}",
+            named.join(", ")
         ));
     }
     text.push_str(&defaults::render(&derived));
     Ok((text, origin, derived))
 }
+
+/// Files of each kind `prove-it doctor` names (it counts them all).
+const NAMED_IN_DOCTOR: usize = 10;
 
 /// What counts as a check in a repository now, for `prove-it doctor`.
 pub struct Inventory {
@@ -212,16 +224,43 @@ pub fn inventory(root: &Path) -> Result<Inventory> {
         ("inline tests", 0, Vec::new()),
     ];
     for path in git::tracked_paths(root)? {
-        let k = match list.classify(&path) {
-            Some(Class::Test) => 0,
-            Some(Class::Config) => 1,
-            Some(Class::Sections(_)) => 2,
-            Some(Class::Inline) => 3,
+        let (k, name) = match list.classify(&path) {
+            Some(Class::Test) => (0, path),
+            Some(Class::Config) => (1, path),
+            // The file with the sections it names: only those are checks.
+            Some(Class::Sections(names)) => {
+                let held = std::fs::read_to_string(root.join(&path))
+                    .ok()
+                    .and_then(|text| sections::extract(&path, &text, &names).ok());
+                let present: Vec<String> = match held {
+                    Some(found) => found
+                        .into_iter()
+                        .filter_map(|(name, text)| text.map(|_| name))
+                        .collect(),
+                    None => names,
+                };
+                if present.is_empty() {
+                    continue;
+                }
+                (2, format!("{path} [{}]", present.join("], [")))
+            }
+            // Only a source file that holds tests (a `#[cfg(test)]`
+            // module, a doctest) has inline tests.
+            Some(Class::Inline) => {
+                let holds = std::fs::metadata(root.join(&path))
+                    .is_ok_and(|m| m.len() <= EVIDENCE_BYTES)
+                    && std::fs::read_to_string(root.join(&path))
+                        .is_ok_and(|text| !inline::tests_of(&path, &text).trim().is_empty());
+                if !holds {
+                    continue;
+                }
+                (3, path)
+            }
             None => continue,
         };
         kinds[k].1 += 1;
-        if kinds[k].2.len() < 3 {
-            kinds[k].2.push(path);
+        if kinds[k].2.len() < NAMED_IN_DOCTOR {
+            kinds[k].2.push(name);
         }
     }
     Ok(Inventory {

@@ -517,7 +517,7 @@ fn checks_table(checks: &CheckChanges) -> String {
             true => "nothing stands out: read its diff".to_string(),
             false => evidence.join("<br>"),
         };
-        let how = format!("{:?} {:?}", f.kind, f.change).to_lowercase();
+        let how = format!("{} {:?}", f.kind.said(), f.change).to_lowercase();
         md.push_str(&format!(
             "| `{}` | {} | {} |\n",
             cell(&f.path),
