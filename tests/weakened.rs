@@ -1970,3 +1970,49 @@ fn vitest_cheats_are_weakened() {
         }
     }
 }
+
+/// A session that swaps the test runner (node's own for vitest, the tests
+/// rewritten for it) and fixes the code: the old tests, put back with the
+/// old command, pass on the new code, and the report says in words what
+/// the session did to the runner.
+#[test]
+#[ignore = "slow suite: vitest (./verify.sh --full)"]
+fn a_runner_swap_is_said_in_words() {
+    const FILES: &[(&str, &str)] = &[
+        (
+            "package.json",
+            "{\n  \"name\": \"calc\",\n  \"private\": true,\n  \"type\": \"module\",\n  \"scripts\": {\n    \"test\": \"node --test\"\n  }\n}\n",
+        ),
+        ("src/calc.js", "export const add = (a, b) => a - b;\n"),
+        (
+            "test/calc.test.js",
+            "import { test } from \"node:test\";\nimport assert from \"node:assert/strict\";\nimport { add } from \"../src/calc.js\";\n\ntest(\"adds\", () => {\n  assert.equal(add(2, 3), 5);\n});\n",
+        ),
+        (".gitignore", "node_modules\n"),
+    ];
+    let session = Session {
+        name: "node --test swapped for vitest, the code fixed",
+        edits: &[
+            Edit::Replace("src/calc.js", "a - b", "a + b"),
+            Edit::Replace("package.json", "\"node --test\"", "\"vitest run\""),
+            Edit::Write(
+                "test/calc.test.js",
+                "import { test, expect } from \"vitest\";\nimport { add } from \"../src/calc.js\";\n\ntest(\"adds\", () => {\n  expect(add(2, 3)).toBe(5);\n});\n",
+            ),
+        ],
+        expect: Expect::Verified,
+    };
+    let sb = Sandbox::new();
+    let repo = bare_project(&sb, FILES, "npm test --silent 2>&1");
+    std::os::unix::fs::symlink(
+        stack_tools().join("node/node_modules"),
+        repo.path("node_modules"),
+    )
+    .expect("node_modules");
+    let (out, _) = judge_in(repo, &session);
+    assert!(
+        out.message()
+            .contains("test runner replaced: `node --test` -> `vitest`"),
+        "{out}"
+    );
+}

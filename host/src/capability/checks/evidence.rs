@@ -255,6 +255,100 @@ pub fn of_file(path: &str, old: Option<&str>, new: Option<&str>, test_file: bool
     cap(out)
 }
 
+/// Test runners, by the words that start them in a test script.
+const RUNNERS: &[&str] = &[
+    "vitest",
+    "jest",
+    "mocha",
+    "ava",
+    "node --test",
+    "tap",
+    "jasmine",
+    "karma",
+    "playwright test",
+    "pytest",
+    "unittest",
+    "nose2",
+    "tox",
+    "nox",
+    "cargo nextest",
+    "cargo test",
+    "go test",
+    "bun test",
+    "deno test",
+];
+
+/// Build steps a test script may run first.
+const BUILDS: &[&str] = &[
+    "npm run build",
+    "pnpm build",
+    "pnpm run build",
+    "yarn build",
+    "yarn run build",
+    "tsc",
+    "vite build",
+    "webpack",
+    "rollup",
+    "esbuild",
+    "tsup",
+    "cargo build",
+    "make",
+];
+
+/// What a changed test command says beyond its lines: the runner replaced
+/// (`mocha` to `vitest`: the old tests may not run at all on what was
+/// rewritten for the new one), or a build step the old command did not run
+/// (the old tests then lack what it builds). Said in words, so that a
+/// failing replay of an old runner reads as what it is.
+pub fn runner_changes(old: &str, new: &str) -> Vec<String> {
+    let words = |text: &str| -> Vec<String> {
+        text.split(|c: char| c.is_whitespace() || "&|;\"'()`".contains(c))
+            .filter(|w| !w.is_empty())
+            .map(|w| w.rsplit('/').next().unwrap_or(w).to_string())
+            .collect()
+    };
+    let has = |words: &[String], tool: &str| {
+        let tool: Vec<&str> = tool.split(' ').collect();
+        words
+            .windows(tool.len())
+            .any(|w| w.iter().zip(&tool).all(|(a, b)| a == b))
+    };
+    let (was, now) = (words(old), words(new));
+    let mut out = Vec::new();
+    let runs = |words: &[String], list: &[&'static str]| -> Vec<&'static str> {
+        list.iter().copied().filter(|t| has(words, t)).collect()
+    };
+    let (old_runners, new_runners) = (runs(&was, RUNNERS), runs(&now, RUNNERS));
+    let gone: Vec<&str> = old_runners
+        .iter()
+        .copied()
+        .filter(|r| !new_runners.contains(r))
+        .collect();
+    let came: Vec<&str> = new_runners
+        .iter()
+        .copied()
+        .filter(|r| !old_runners.contains(r))
+        .collect();
+    if !gone.is_empty() && !came.is_empty() {
+        out.push(format!(
+            "test runner replaced: `{}` -> `{}` (the old tests may not run at all on what was rewritten for the new runner)",
+            gone.join(" "),
+            came.join(" ")
+        ));
+    }
+    let built: Vec<&str> = runs(&now, BUILDS)
+        .into_iter()
+        .filter(|b| !has(&was, b))
+        .collect();
+    if !built.is_empty() {
+        out.push(format!(
+            "the tests now run after a build step the old command did not run (`{}`): the old tests may lack what it builds",
+            built.join("`, `")
+        ));
+    }
+    out
+}
+
 /// Configuration changed in a way no rule names: its first changed lines,
 /// as they were and are, so that a report always shows what changed.
 pub fn lines_changed(old: &str, new: &str) -> Vec<String> {
@@ -1278,6 +1372,33 @@ mod tests {
         let e = of_code(Some("import os\n"), "import os  # noqa: F401\n");
         assert!(says(&e, "lint suppression added"), "{e:?}");
         assert!(of_code(Some("x = 1\n"), "x = 2\n").is_empty());
+    }
+
+    #[test]
+    fn a_runner_swap_and_a_new_build_step_are_said() {
+        let e = runner_changes("\"mocha test/*.js\"", "\"npm run build && vitest run\"");
+        assert!(
+            e.iter()
+                .any(|l| l.starts_with("test runner replaced: `mocha` -> `vitest`")),
+            "{e:?}"
+        );
+        assert!(
+            e.iter()
+                .any(|l| l.contains("build step") && l.contains("`npm run build`")),
+            "{e:?}"
+        );
+        // The same runner with other options is no swap; `tsconfig` is no `tsc`.
+        assert!(
+            runner_changes(
+                "\"vitest run\"",
+                "\"vitest run --coverage -c tsconfig.json\""
+            )
+            .is_empty()
+        );
+        assert!(
+            runner_changes("\"node --test\"", "\"./node_modules/.bin/jest\"")[0]
+                .contains("`node --test` -> `jest`")
+        );
     }
 
     /// A marker that names only layout rules (line length, spacing, a

@@ -685,6 +685,7 @@ pub fn changes(
             }
         }
     }
+    runner_configs_swapped(&mut found);
     let inputs = inputs(&found, &others, &commit, dirty_at_start, &mut report)?;
     Ok((
         Replayable {
@@ -695,6 +696,51 @@ pub fn changes(
         },
         report,
     ))
+}
+
+/// A runner's configuration added where another's was deleted (a
+/// `vitest.config.ts` for a `.mocharc.yml`): said on the added one, in words.
+fn runner_configs_swapped(found: &mut [Found]) {
+    const CONFIGS: &[(&str, &str)] = &[
+        ("vitest.config.", "vitest"),
+        ("vitest.workspace.", "vitest"),
+        ("jest.config.", "jest"),
+        (".mocharc", "mocha"),
+        ("ava.config.", "ava"),
+        ("karma.conf.", "karma"),
+        ("playwright.config.", "playwright"),
+        ("pytest.ini", "pytest"),
+        ("tox.ini", "tox"),
+        ("noxfile.py", "nox"),
+        (".config/nextest.toml", "nextest"),
+    ];
+    let runner = |path: &str| {
+        let name = path.rsplit('/').next().unwrap_or(path);
+        CONFIGS
+            .iter()
+            .find(|(start, _)| name.starts_with(start) || path.ends_with(start))
+            .map(|(_, runner)| *runner)
+    };
+    let gone: Vec<&str> = found
+        .iter()
+        .filter(|f| f.change.change == FileChange::Deleted)
+        .filter_map(|f| runner(&f.change.path))
+        .collect();
+    for f in found.iter_mut() {
+        if f.change.change != FileChange::Added {
+            continue;
+        }
+        if let Some(new) = runner(&f.change.path)
+            && let Some(old) = gone.iter().find(|old| **old != new)
+        {
+            f.change.evidence.insert(
+                0,
+                format!(
+                    "test runner replaced: `{old}` -> `{new}` (its configuration added, the old runner's deleted; the old tests may not run at all on what was rewritten for the new runner)"
+                ),
+            );
+        }
+    }
 }
 
 /// The changed files among `others` that the checks the replay puts back
@@ -916,6 +962,11 @@ fn compare(
                             b.get(name).cloned().flatten(),
                         );
                         if x != y {
+                            if let (Some(x), Some(y)) = (&x, &y) {
+                                for line in evidence::runner_changes(x, y) {
+                                    evidence.push(format!("[{name}] {line}"));
+                                }
+                            }
                             for line in evidence::of_file(path, x.as_deref(), y.as_deref(), false) {
                                 let line = line.replace(
                                     "in a file this session added",
