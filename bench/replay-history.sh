@@ -10,9 +10,11 @@
 # holding VERIFY COMMAND committed there ("arm"), ./verify.sh run once (the
 # start: green or red), a session start, the commit's changes applied as
 # the agent's edits, a stop, and `prove-it status --json`'s verdict.
-# SETUP COMMAND runs once in the work dir before the first commit (say
-# `python3 -m venv .venv && .venv/bin/pip install -e . pytest`: an editable
-# install of the work dir, as a person has it). The work dir is reused, so
+# SETUP COMMAND runs in the work dir before the first commit, and again
+# whenever a manifest it installs from changed (package.json, a lockfile,
+# pyproject.toml, setup.py, setup.cfg, requirements*.txt, go.mod): say
+# `python3 -m venv .venv && .venv/bin/pip install -e . pytest`, an editable
+# install of the work dir, as a person has it. The work dir is reused, so
 # what SETUP installs stays; it is made from the clone, which is only read.
 #
 # Environment: PROVE_IT (the binary; default: target/release/prove-it),
@@ -57,13 +59,16 @@ hook() { # EVENT JSON
 }
 
 first=1
+installed=
 printf '%-12s %-6s %-18s %s\n' commit start verdict said
 for commit in "${commits[@]}"; do
   short=${commit:0:12}
   git checkout -q -f --detach "$commit^" 2>/dev/null || { printf '%-12s %-6s %-18s %s\n' "$short" - skipped "no parent"; continue; }
   git clean -q -fdx -e .venv -e venv -e node_modules
-  if [ $first = 1 ] && [ -n "$setup_command" ]; then
-    sh -c "$setup_command" > "$out/setup.log" 2>&1 || { echo "replay-history.sh: the setup failed: $out/setup.log" >&2; KEEP=1; exit 1; }
+  manifests=$({ cat package.json package-lock.json pyproject.toml setup.py setup.cfg requirements*.txt go.mod 2>/dev/null || true; } | cksum)
+  if [ -n "$setup_command" ] && { [ $first = 1 ] || [ "$manifests" != "$installed" ]; }; then
+    sh -c "$setup_command" > "$out/setup.log" 2>&1 || echo "replay-history.sh: the setup failed at ${short}'s parent: $out/setup.log" >&2
+    installed=$manifests
   fi
   first=0
   printf '#!/bin/sh\n%s\n' "$verify_command" > verify.sh

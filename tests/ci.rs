@@ -379,6 +379,62 @@ fn a_changed_expectation_with_the_code_is_behaviour_changed_not_verified() {
     );
 }
 
+/// CI's own editable install of the checkout (`pip install -e .` in the
+/// job) puts the checkout on `sys.path`: the base's code must still be the
+/// base's in the copy where the base's checks run, or a deliberate change
+/// reads as a weakening.
+#[test]
+fn an_editable_install_of_the_checkout_does_not_run_in_the_copies() {
+    // The tests import `calc` only through the environment (run from
+    // `tests/`, the checkout's root is not on `sys.path` by itself).
+    let verify = VERIFY.replace(
+        "python3 -m unittest discover -s tests -t . 2>&1",
+        "cd tests && python3 -m unittest test_calc 2>&1",
+    );
+    assert_ne!(verify, VERIFY);
+    let project = Project::new(Some(&verify));
+    project.work(
+        |r| {
+            break_add(r);
+            replace(r, "tests/test_calc.py", "add(2, 3), 5", "add(2, 3), -1");
+        },
+        "the work",
+    );
+    let clone = project.clone("ci", "pr", &[]);
+    let venv = clone.root.with_extension("venv");
+    let made = std::process::Command::new("python3")
+        .args(["-m", "venv", "--without-pip"])
+        .arg(&venv)
+        .status()
+        .expect("venv");
+    assert!(made.success());
+    let site = std::fs::read_dir(venv.join("lib"))
+        .expect("lib")
+        .flatten()
+        .next()
+        .expect("python3.x")
+        .path()
+        .join("site-packages");
+    std::fs::write(
+        site.join("__editable__.calc-0.1.pth"),
+        format!("{}\n", clone.root.display()),
+    )
+    .expect("pth");
+    let path = format!(
+        "{}:{}",
+        venv.join("bin").display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    let (venv_text, path) = (venv.display().to_string(), path);
+    let out = ci_with(
+        &clone,
+        &[("VIRTUAL_ENV", &venv_text), ("PATH", &path)],
+        &["--base", "origin/main"],
+    );
+    out.assert("behaviour_changed", 1);
+    assert!(out.summary.contains("and pass on the base's code"), "{out}");
+}
+
 #[test]
 fn deleting_or_disarming_verify_sh_is_disarmed() {
     let (_project, _clone, out) =
