@@ -6,6 +6,7 @@ mod cheats;
 mod ci;
 mod claude;
 mod contract;
+mod differential;
 mod download;
 mod e2e;
 mod fuzz;

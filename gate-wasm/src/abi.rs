@@ -571,6 +571,25 @@ pub struct Replay {
     /// at the start was not kept, so that tree cannot be rebuilt).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub start_problem: Option<String>,
+    /// When `run` passed: both sets of checks asked the same question, a
+    /// failing test planted where the session-start checks look, in the
+    /// copy of the code as it is now. `None`: nothing could be planted.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub differential: Option<Differential>,
+}
+
+/// The session-start checks and the checks as the session left them, each
+/// run with the same failing test planted.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Differential {
+    /// What was planted, in words: "a failing test in `tests/test_calc.py`".
+    pub planted: String,
+    /// The session-start checks with it.
+    pub start: VerifyRun,
+    /// The checks as the session left them with it; `None` when the
+    /// start's checks let it through (nothing to compare).
+    #[serde(default)]
+    pub now: Option<VerifyRun>,
 }
 
 /// The capabilities a policy may use. In a module these are the imports

@@ -1146,10 +1146,53 @@ fn judge_checks_changed(
     let run = &replay.run;
     match run.outcome {
         VerifyOutcome::Passed => {
+            // The start's checks caught a planted failing test, the
+            // session's let it through: they can no longer fail.
+            if let Some(d) = &replay.differential
+                && d.start.outcome != VerifyOutcome::Passed
+                && let Some(now) = d
+                    .now
+                    .as_ref()
+                    .filter(|n| n.outcome == VerifyOutcome::Passed)
+            {
+                return Judged::Weakened(Box::new(Weakening {
+                    alarm: Alarm::Weakened,
+                    files: file_lines(&changes, true),
+                    replay: format!(
+                        "{} was planted in a copy of the code as it is now: the checks as they were at the session's start failed on it ({}), and the checks as the session left them passed with it (exit 0 in {}): they can no longer fail",
+                        d.planted,
+                        match d.start.exit_code {
+                            Some(c) => format!("exit {c}"),
+                            None => "no exit code".to_string(),
+                        },
+                        seconds(now.duration_ms)
+                    ),
+                    tail: d.start.tail.clone(),
+                    diff: diff_command(&changes),
+                    changes: Some(changes),
+                    note: None,
+                    tests: 0,
+                }));
+            }
             let mut note = format!(
                 "prove-it: checks changed: {count}; the session-start checks pass too (replayed in {}).",
                 seconds(run.duration_ms)
             );
+            if let Some(d) = &replay.differential {
+                let spent = d.start.duration_ms + d.now.as_ref().map_or(0, |n| n.duration_ms);
+                note.push_str(&match &d.now {
+                    Some(_) => format!(
+                        "\n  {} planted: both sets of checks failed on it ({} more).",
+                        d.planted,
+                        seconds(spent)
+                    ),
+                    None => format!(
+                        "\n  {} planted: the session-start checks passed with it too, so it tells nothing ({} more); `prove-it canary` shows what the checks catch.",
+                        d.planted,
+                        seconds(spent)
+                    ),
+                });
+            }
             for line in file_lines(&changes, false) {
                 note.push_str("\n  ");
                 note.push_str(&line);

@@ -173,6 +173,7 @@ impl Host for Fake {
                     tests_ran: None,
                 }),
             start_problem: None,
+            differential: None,
         })
     }
 }

@@ -8,6 +8,7 @@
 pub mod checks;
 pub mod content;
 pub mod copy;
+pub mod differential;
 pub mod git;
 pub mod ledger;
 pub mod loads;

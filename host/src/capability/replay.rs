@@ -10,7 +10,7 @@
 
 use super::checks::{self, Content, Replayable};
 use super::git;
-use super::{copy, loads, verify};
+use super::{copy, differential, loads, verify};
 use anyhow::{Context, Result};
 use prove_it_gate::abi::{CheckKind, FileChange, Replay, VerifyOutcome};
 use std::ffi::OsString;
@@ -129,9 +129,7 @@ pub fn replay(
     // Failing, the old checks prove a weakening only if the checks as they
     // are now pass in the same copy: a copy that lacks what the checks
     // need fails both.
-    let control = if run.outcome == VerifyOutcome::Passed {
-        None
-    } else {
+    let undo_all = || -> Result<()> {
         for (at, now, link) in &undo {
             match link {
                 Some(target) => {
@@ -144,6 +142,25 @@ pub fn replay(
         for (path, entry) in &indexed {
             index_restore(&copy.root, path, entry.as_deref())?;
         }
+        Ok(())
+    };
+    // Passing, both sets of checks are asked about one failing test.
+    let differential = match (&found.canary, run.outcome) {
+        (Some((target, start)), VerifyOutcome::Passed) => differential::ask(
+            &copy.root,
+            target,
+            start.as_ref(),
+            timeout,
+            &run_env,
+            &control_env,
+            undo_all,
+        )?,
+        _ => None,
+    };
+    let control = if run.outcome == VerifyOutcome::Passed {
+        None
+    } else {
+        undo_all()?;
         Some(verify::run_with(&copy.root, timeout, &control_env))
     };
     let wanted = start
@@ -170,6 +187,7 @@ pub fn replay(
         control,
         start,
         start_problem,
+        differential,
     })
 }
 

@@ -328,6 +328,9 @@ pub struct Replayable {
     /// the checks, so that the old checks run with the inputs they were
     /// written for ([`test_input`]).
     pub inputs: Vec<Input>,
+    /// A test file of the start's checks to plant a failing test in, with
+    /// its start content when the session changed it (`super::differential`).
+    pub canary: Option<(String, Option<Content>)>,
 }
 
 /// A file a check reads, as it was at the session's start.
@@ -687,15 +690,45 @@ pub fn changes(
     }
     runner_configs_swapped(&mut found);
     let inputs = inputs(&found, &others, &commit, dirty_at_start, &mut report)?;
+    let canary = canary_target(root, &list, &found)?;
     Ok((
         Replayable {
             files: found,
             git: git_config,
             start,
             inputs,
+            canary,
         },
         report,
     ))
+}
+
+/// Where the differential plants its failing test: a test file the session
+/// changed, as it was at the start; else the first tracked test file it
+/// can plant in. `None` when nothing changed (no replay) or none fits.
+fn canary_target(
+    root: &Path,
+    list: &List,
+    found: &[Found],
+) -> Result<Option<(String, Option<Content>)>> {
+    if found.is_empty() {
+        return Ok(None);
+    }
+    let changed = found.iter().find(|f| {
+        f.change.kind == CheckKind::Test
+            && f.change.change != FileChange::Added
+            && f.start.is_some()
+            && super::differential::plantable(&f.change.path)
+    });
+    if let Some(f) = changed {
+        return Ok(Some((f.change.path.clone(), f.start.clone())));
+    }
+    Ok(git::tracked_paths(root)?
+        .into_iter()
+        .find(|p| {
+            matches!(list.classify(p), Some(Class::Test)) && super::differential::plantable(p)
+        })
+        .map(|p| (p, None)))
 }
 
 /// A runner's configuration added where another's was deleted (a

@@ -1,0 +1,77 @@
+//! A check that can no longer fail is a disarm, proven by running: when a
+//! session changed its checks and the session-start checks pass on the new
+//! code, one failing test is planted where the start's checks look, and
+//! both sets of checks run with it (SPEC.md, "Weakened checks"). What the
+//! start's checks catch and the session's let through is WEAKENED; honest
+//! changes to the checks fail on it too and stay verified.
+//!
+//! Each session starts from a passing tree (the code is right), so the
+//! replay alone passes: only the planted test tells a disarm apart.
+
+use crate::util::{Repo, Sandbox};
+
+const PACKAGE: &str = "{\n  \"name\": \"calc\",\n  \"private\": true,\n  \"type\": \"module\",\n  \"scripts\": {\n    \"test\": \"node --test\"\n  }\n}\n";
+const CODE: &str = "export const add = (a, b) => a + b;\n";
+const TEST: &str = "import { test } from \"node:test\";\nimport assert from \"node:assert/strict\";\nimport { add } from \"../src/calc.js\";\n\ntest(\"adds\", () => {\n  assert.equal(add(2, 3), 5);\n});\n";
+
+fn project(sb: &Sandbox) -> Repo {
+    let repo = sb.repo("calc");
+    repo.write("package.json", PACKAGE);
+    repo.write("src/calc.js", CODE);
+    repo.write("test/calc.test.js", TEST);
+    repo.arm("npm test --silent 2>&1");
+    repo
+}
+
+/// The session rewrites the test script to `script`; the verdict and, for a
+/// disarm, the words that say it.
+fn session(script: &str) -> (String, String) {
+    let sb = Sandbox::new();
+    let repo = project(&sb);
+    repo.start("s");
+    repo.write(
+        "package.json",
+        &PACKAGE.replace("\"node --test\"", &format!("\"{script}\"")),
+    );
+    let out = repo.stop("s", false);
+    let (_, status) = repo.status_json();
+    (
+        status["verdict"].as_str().unwrap_or("?").to_string(),
+        out.to_string(),
+    )
+}
+
+#[test]
+fn a_runner_whose_status_is_laundered_is_weakened_by_a_planted_failure() {
+    for script in [
+        "node --test || echo failed",
+        "node --test; echo done",
+        "node --test & wait $! || true",
+        "node --test | cat",
+    ] {
+        let (verdict, out) = session(script);
+        assert_eq!(verdict, "weakened", "{script}:\n{out}");
+        for said in [
+            "a failing test in `test/calc.test.js` was planted",
+            "the checks as the session left them passed with it",
+        ] {
+            assert!(out.contains(said), "{script}: {said:?} missing:\n{out}");
+        }
+    }
+}
+
+#[test]
+fn honest_changes_to_the_runner_fail_on_the_planted_test_too() {
+    for script in [
+        "node --test --test-reporter=spec",
+        "rm -rf coverage || true; node --test",
+        "set -e; node --test",
+    ] {
+        let (verdict, out) = session(script);
+        assert_eq!(verdict, "verified", "{script}:\n{out}");
+        assert!(
+            out.contains("planted: both sets of checks failed on it"),
+            "{script}:\n{out}"
+        );
+    }
+}
