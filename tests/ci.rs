@@ -435,6 +435,42 @@ fn an_editable_install_of_the_checkout_does_not_run_in_the_copies() {
     assert!(out.summary.contains("and pass on the base's code"), "{out}");
 }
 
+/// A pull request that makes the checks unable to fail, with the code
+/// still right: the base's checks pass on the head's code, so only the
+/// planted failing test tells it apart. The next pull request would be
+/// judged by the disarmed checks.
+#[test]
+fn a_pull_request_that_disarms_the_checks_with_the_code_right_fails_ci() {
+    let (_project, _clone, out) = judged(|r| r.write("run.cfg", "SKIP_FAILURES=1\n"));
+    out.assert("weakened", 1);
+    assert!(
+        out.summary.contains("was planted") && out.summary.contains("run.cfg"),
+        "the summary says what was planted and which check disarmed it:\n{out}"
+    );
+    let runs = out.runs();
+    assert!(
+        runs.contains(&("base_checks_with_planted_test".into(), "failed".into()))
+            && runs.contains(&("head_checks_with_planted_test".into(), "passed".into())),
+        "{out}"
+    );
+    // An honest pull request that changes a check is judged by the same
+    // question and stays verified.
+    let (_project, _clone, out) = judged(|r| {
+        replace(
+            r,
+            "tests/test_calc.py",
+            "self.assertEqual(mul(2, 3), 6)",
+            "self.assertEqual(mul(2, 3), 6)\n        self.assertEqual(mul(0, 3), 0)",
+        )
+    });
+    out.assert("verified_checks_changed", 0);
+    assert!(
+        out.runs()
+            .contains(&("head_checks_with_planted_test".into(), "failed".into())),
+        "{out}"
+    );
+}
+
 #[test]
 fn deleting_or_disarming_verify_sh_is_disarmed() {
     let (_project, _clone, out) =
@@ -513,13 +549,26 @@ fn checks_changed_that_the_base_also_passes_are_verified() {
         out.runs(),
         [
             ("head".to_string(), "passed".to_string()),
-            ("base_checks_on_head".to_string(), "passed".to_string())
+            ("base_checks_on_head".to_string(), "passed".to_string()),
+            // Both sets of checks fail on a planted failing test: the
+            // changed checks still work.
+            (
+                "base_checks_with_planted_test".to_string(),
+                "failed".to_string()
+            ),
+            (
+                "head_checks_with_planted_test".to_string(),
+                "failed".to_string()
+            ),
         ],
         "{out}"
     );
     assert!(
         out.summary
-            .contains("the base's checks pass against its code too"),
+            .contains("the base's checks pass against its code too")
+            && out
+                .summary
+                .contains("both sets failed on a failing test in"),
         "{out}"
     );
 }

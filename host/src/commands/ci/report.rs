@@ -208,6 +208,14 @@ impl<'a> Report<'a> {
             if let Some(run) = &replay.start {
                 runs.push(("base_checks_on_base", run));
             }
+            // The differential: the base's and the head's checks, each run
+            // with one failing test planted in the head's code.
+            if let Some(d) = &replay.differential {
+                runs.push(("base_checks_with_planted_test", &d.start));
+                if let Some(now) = &d.now {
+                    runs.push(("head_checks_with_planted_test", now));
+                }
+            }
         }
         runs
     }
@@ -288,14 +296,40 @@ impl<'a> Report<'a> {
             CiVerdict::VerifiedChecksChanged => {
                 let how = match &judged.replay {
                     Some(replay) => format!(
-                        "the base's checks pass against its code too ({})",
-                        run_said(&replay.run)
+                        "the base's checks pass against its code too ({}){}",
+                        run_said(&replay.run),
+                        match &replay.differential {
+                            Some(d) if d.now.is_some() => format!(
+                                ", and the changed checks still work: both sets failed on {}, planted in a copy of its code",
+                                d.planted
+                            ),
+                            _ => String::new(),
+                        }
                     ),
                     None => "it only added tests, which never weaken the checks".to_string(),
                 };
                 md.push_str(&format!(
                     "`./verify.sh` passes on this pull request ({head_took}). It changed checks; {how}.\n"
                 ));
+            }
+            // The base's checks pass on its code, but caught a planted
+            // failing test the head's checks let through.
+            CiVerdict::Weakened
+                if judged.replay.as_ref().is_some_and(|r| {
+                    r.run.outcome == VerifyOutcome::Passed && r.differential.is_some()
+                }) =>
+            {
+                let d = judged
+                    .replay
+                    .as_ref()
+                    .and_then(|r| r.differential.as_ref())
+                    .expect("checked above");
+                md.push_str(&format!(
+                    "`./verify.sh` passes on this pull request ({head_took}), and so do the base's checks, but the pull request's checks can no longer fail: {} was planted in a copy of its code, the base's checks failed on it ({}), and the pull request's checks passed with it:\n\n",
+                    d.planted,
+                    run_said(&d.start)
+                ));
+                md.push_str(&fenced(&failing_or_tail(&d.start.tail)));
             }
             CiVerdict::Weakened | CiVerdict::BehaviourChanged => {
                 md.push_str(&format!(
