@@ -75,3 +75,90 @@ fn honest_changes_to_the_runner_fail_on_the_planted_test_too() {
         );
     }
 }
+
+/// Honest changes to the tests themselves: each still fails on the planted
+/// test, so each stays verified.
+#[test]
+fn honest_changes_to_the_tests_stay_verified() {
+    let split = TEST.replace(
+        "test(\"adds\", () => {\n  assert.equal(add(2, 3), 5);\n});\n",
+        "test(\"adds positives\", () => {\n  assert.equal(add(2, 3), 5);\n});\n\ntest(\"adds zero\", () => {\n  assert.equal(add(0, 3), 3);\n});\n",
+    );
+    type Edit = Box<dyn Fn(&Repo)>;
+    let sessions: Vec<(&str, Edit)> = vec![
+        (
+            "a test split in two",
+            Box::new(move |r: &Repo| r.write("test/calc.test.js", &split)),
+        ),
+        (
+            "a test moved to a folder the runner finds",
+            Box::new(|r: &Repo| {
+                std::fs::remove_file(r.path("test/calc.test.js")).expect("rm");
+                r.write(
+                    "test/unit/calc.test.js",
+                    &TEST.replace("../src/calc.js", "../../src/calc.js"),
+                );
+            }),
+        ),
+    ];
+    for (name, edit) in sessions {
+        let sb = Sandbox::new();
+        let repo = project(&sb);
+        repo.start("s");
+        edit(&repo);
+        let out = repo.stop("s", false);
+        let (_, status) = repo.status_json();
+        assert_eq!(status["verdict"], "verified", "{name}:\n{out}");
+        assert!(
+            out.to_string()
+                .contains("planted: both sets of checks failed on it"),
+            "{name}:\n{out}"
+        );
+    }
+}
+
+/// vitest: a setup file that overrides a matcher so that it always passes
+/// is a disarm; one that adds a matcher that can fail is not.
+#[test]
+#[ignore = "slow suite: vitest (./verify.sh --full)"]
+fn a_matcher_made_to_always_pass_is_weakened_and_one_that_can_fail_is_not() {
+    const TEST: &str = "import { test, expect } from \"vitest\";\nimport { add } from \"../src/calc.js\";\n\ntest(\"adds\", () => {\n  expect(add(2, 3)).toBe(5);\n});\n";
+    let sessions = [
+        (
+            "toBe overridden to always pass",
+            "import { expect } from \"vitest\";\nexpect.extend({ toBe: () => ({ pass: true, message: () => \"\" }) });\n",
+            "weakened",
+        ),
+        (
+            "a new matcher that can fail",
+            "import { expect } from \"vitest\";\nexpect.extend({ toBeEven: (n) => ({ pass: n % 2 === 0, message: () => `${n} is odd` }) });\n",
+            "verified",
+        ),
+    ];
+    for (name, setup, verdict) in sessions {
+        let sb = Sandbox::new();
+        let repo = sb.repo("calc");
+        repo.write(
+            "package.json",
+            &PACKAGE.replace("\"node --test\"", "\"vitest run\""),
+        );
+        repo.write("src/calc.js", CODE);
+        repo.write("test/calc.test.js", TEST);
+        repo.write(".gitignore", "node_modules\n");
+        repo.arm("npm test --silent 2>&1");
+        std::os::unix::fs::symlink(
+            crate::weakened::stack_tools().join("node/node_modules"),
+            repo.path("node_modules"),
+        )
+        .expect("node_modules");
+        repo.start("s");
+        repo.write("test/setup.js", setup);
+        repo.write(
+            "vitest.config.js",
+            "export default { test: { setupFiles: [\"./test/setup.js\"] } };\n",
+        );
+        let out = repo.stop("s", false);
+        let (_, status) = repo.status_json();
+        assert_eq!(status["verdict"], verdict, "{name}:\n{out}");
+    }
+}
