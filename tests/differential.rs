@@ -100,6 +100,20 @@ fn honest_changes_to_the_tests_stay_verified() {
                 );
             }),
         ),
+        (
+            "a test moved, and the runner pointed at its new folder",
+            Box::new(|r: &Repo| {
+                std::fs::remove_file(r.path("test/calc.test.js")).expect("rm");
+                r.write(
+                    "test/unit/calc.test.js",
+                    &TEST.replace("../src/calc.js", "../../src/calc.js"),
+                );
+                r.write(
+                    "package.json",
+                    &PACKAGE.replace("\"node --test\"", "\"node --test test/unit/\""),
+                );
+            }),
+        ),
     ];
     for (name, edit) in sessions {
         let sb = Sandbox::new();

@@ -12,7 +12,7 @@
 //! (`expect(1).toBe(2)`, Python's `assert`), else by a throw; it is
 //! written in Python, JavaScript/TypeScript and Go test files.
 
-use super::checks::{self, Content};
+use super::checks::{self, Canary, Content};
 use super::verify;
 use anyhow::{Context, Result};
 use prove_it_gate::abi::{Differential, VerifyOutcome};
@@ -75,22 +75,23 @@ fn planted(path: &str, text: &str) -> Option<String> {
 }
 
 /// The start's checks are in place in `copy`: plants a failing test in
-/// `target` (whose start content is `start`), runs `verify.sh`, takes it
-/// out. When they fail on it, `to_now` puts the session's checks in place,
-/// the same test is planted again (in the session's version of the file,
-/// or the start's when the session removed it) and `verify.sh` runs again.
-#[allow(clippy::too_many_arguments)]
+/// the canary's file, runs `verify.sh`, takes it out. When they fail on it,
+/// `to_now` puts the session's checks in place, the same test is planted
+/// again (in the session's version of the file; where the session moved
+/// it, there; where it removed it, in the start's version at its place)
+/// and `verify.sh` runs again.
 pub fn ask(
     copy: &Path,
-    target: &str,
-    start: Option<&Content>,
+    canary: &Canary,
     timeout: Duration,
     start_env: &[(&str, OsString)],
     now_env: &[(&str, OsString)],
     to_now: impl FnOnce() -> Result<()>,
 ) -> Result<Option<Differential>> {
+    let target = canary.path.as_str();
+    let start = canary.start.as_ref();
     let at = copy.join(target);
-    let plant = |base: Option<&Content>| -> Result<Option<Content>> {
+    let plant = |at: &Path, base: Option<&Content>| -> Result<Option<Content>> {
         let before = Content::on_disk(&at)?;
         let text = base
             .or(before.as_ref())
@@ -106,7 +107,7 @@ pub fn ask(
             before.unwrap_or_else(|| Content::new(Vec::new(), false)),
         ))
     };
-    let Some(was) = plant(None)? else {
+    let Some(was) = plant(&at, None)? else {
         return Ok(None);
     };
     let start_run = verify::run_with(copy, timeout, start_env);
@@ -120,10 +121,14 @@ pub fn ask(
         }));
     }
     to_now()?;
+    let at = match &canary.moved_to {
+        Some(moved) if Content::on_disk(&at)?.is_none() => copy.join(moved),
+        _ => at,
+    };
     // Where the session removed the file, the start's version with the
     // test: the same question, where the start's checks looked.
     let gone = Content::on_disk(&at)?.is_none();
-    let was = plant(if gone { start } else { None })?;
+    let was = plant(&at, if gone { start } else { None })?;
     let now_run = verify::run_with(copy, timeout, now_env);
     match was {
         Some(was) if !gone => checks::write_file(&at, Some(&was)),

@@ -146,10 +146,9 @@ pub fn replay(
     };
     // Passing, both sets of checks are asked about one failing test.
     let differential = match (&found.canary, run.outcome) {
-        (Some((target, start)), VerifyOutcome::Passed) => differential::ask(
+        (Some(canary), VerifyOutcome::Passed) => differential::ask(
             &copy.root,
-            target,
-            start.as_ref(),
+            canary,
             timeout,
             &run_env,
             &control_env,

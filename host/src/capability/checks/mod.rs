@@ -328,9 +328,19 @@ pub struct Replayable {
     /// the checks, so that the old checks run with the inputs they were
     /// written for ([`test_input`]).
     pub inputs: Vec<Input>,
-    /// A test file of the start's checks to plant a failing test in, with
-    /// its start content when the session changed it (`super::differential`).
-    pub canary: Option<(String, Option<Content>)>,
+    /// Where the differential plants its failing test (`super::differential`).
+    pub canary: Option<Canary>,
+}
+
+/// A test file of the start's checks to plant a failing test in.
+#[derive(Debug, Clone)]
+pub struct Canary {
+    pub path: String,
+    /// Its start content, when the session changed it.
+    pub start: Option<Content>,
+    /// Where the session moved it: a test file it added with the same name
+    /// (the checks as the session left them are asked there).
+    pub moved_to: Option<String>,
 }
 
 /// A file a check reads, as it was at the session's start.
@@ -706,11 +716,7 @@ pub fn changes(
 /// Where the differential plants its failing test: a test file the session
 /// changed, as it was at the start; else the first tracked test file it
 /// can plant in. `None` when nothing changed (no replay) or none fits.
-fn canary_target(
-    root: &Path,
-    list: &List,
-    found: &[Found],
-) -> Result<Option<(String, Option<Content>)>> {
+fn canary_target(root: &Path, list: &List, found: &[Found]) -> Result<Option<Canary>> {
     if found.is_empty() {
         return Ok(None);
     }
@@ -721,14 +727,33 @@ fn canary_target(
             && super::differential::plantable(&f.change.path)
     });
     if let Some(f) = changed {
-        return Ok(Some((f.change.path.clone(), f.start.clone())));
+        let name = |p: &str| p.rsplit('/').next().unwrap_or(p).to_string();
+        let moved_to = (f.change.change == FileChange::Deleted)
+            .then(|| {
+                found.iter().find(|a| {
+                    a.change.change == FileChange::Added
+                        && a.change.kind == CheckKind::Test
+                        && name(&a.change.path) == name(&f.change.path)
+                })
+            })
+            .flatten()
+            .map(|a| a.change.path.clone());
+        return Ok(Some(Canary {
+            path: f.change.path.clone(),
+            start: f.start.clone(),
+            moved_to,
+        }));
     }
     Ok(git::tracked_paths(root)?
         .into_iter()
         .find(|p| {
             matches!(list.classify(p), Some(Class::Test)) && super::differential::plantable(p)
         })
-        .map(|p| (p, None)))
+        .map(|path| Canary {
+            path,
+            start: None,
+            moved_to: None,
+        }))
 }
 
 /// A runner's configuration added where another's was deleted (a
