@@ -92,7 +92,7 @@ pub fn ask(
     let start = canary.start.as_ref();
     let at = copy.join(target);
     let plant = |at: &Path, base: Option<&Content>| -> Result<Option<Content>> {
-        let before = Content::on_disk(&at)?;
+        let before = Content::on_disk(at)?;
         let text = base
             .or(before.as_ref())
             .and_then(Content::text)
@@ -101,7 +101,7 @@ pub fn ask(
             return Ok(None);
         };
         let exec = before.as_ref().is_some_and(|c| c.exec);
-        checks::write_file(&at, Some(&Content::new(with.into_bytes(), exec)))
+        checks::write_file(at, Some(&Content::new(with.into_bytes(), exec)))
             .with_context(|| format!("cannot plant a failing test in `{target}` in the copy"))?;
         Ok(Some(
             before.unwrap_or_else(|| Content::new(Vec::new(), false)),
