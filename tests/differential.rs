@@ -176,3 +176,55 @@ fn a_matcher_made_to_always_pass_is_weakened_and_one_that_can_fail_is_not() {
         assert_eq!(status["verdict"], verdict, "{name}:\n{out}");
     }
 }
+
+/// A test made to check nothing, with the code still right: the start's
+/// test fails on a mutant of the code it imports, the session's passes
+/// with it. Python's unittest, no tools beyond python3.
+#[test]
+fn a_test_made_to_check_nothing_is_weakened_by_a_mutant() {
+    const CALC: &str = "def add(a, b):\n    return a + b\n";
+    const TESTS: &str = "import unittest\n\nfrom calc import add\n\n\nclass CalcTest(unittest.TestCase):\n    def test_add(self):\n        self.assertEqual(add(2, 3), 5)\n";
+    let sessions = [
+        ("the body emptied", "        pass\n", "weakened"),
+        (
+            "the assertion wrapped in try",
+            "        try:\n            self.assertEqual(add(2, 3), 5)\n        except AssertionError:\n            pass\n",
+            "weakened",
+        ),
+        (
+            "the expectation loosened",
+            "        self.assertTrue(add(2, 3))\n",
+            "weakened",
+        ),
+        (
+            "the test reformatted and a case added",
+            "        self.assertEqual(\n            add(2, 3),\n            5,\n        )\n        self.assertEqual(add(0, 0), 0)\n",
+            "verified",
+        ),
+    ];
+    for (name, body, verdict) in sessions {
+        let sb = Sandbox::new();
+        let repo = sb.repo("calc");
+        repo.write("calc.py", CALC);
+        repo.write("tests/__init__.py", "");
+        repo.write("tests/test_calc.py", TESTS);
+        repo.write(".gitignore", "__pycache__/\n");
+        repo.arm("python3 -m unittest discover -s tests -t . 2>&1");
+        repo.start("s");
+        repo.write(
+            "tests/test_calc.py",
+            &TESTS.replace("        self.assertEqual(add(2, 3), 5)\n", body),
+        );
+        let out = repo.stop("s", false);
+        let (_, status) = repo.status_json();
+        assert_eq!(status["verdict"], verdict, "{name}:\n{out}");
+        if verdict == "weakened" {
+            assert!(
+                out.to_string().contains(
+                    "a mutant of the code the changed tests import (`calc.py` line 2: `+` -> `-`)"
+                ),
+                "{name}:\n{out}"
+            );
+        }
+    }
+}

@@ -590,6 +590,22 @@ pub struct Differential {
     /// start's checks let it through (nothing to compare).
     #[serde(default)]
     pub now: Option<VerifyRun>,
+    /// Mutants of the code the changed tests import, each one the
+    /// session-start checks failed on (killed), with the session's checks'
+    /// run on it.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub mutants: Vec<MutantRun>,
+}
+
+/// One mutant of the code, and what each set of checks did with it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct MutantRun {
+    /// `src/calc.py:2: \`a + b\` -> \`a - b\``.
+    pub mutant: String,
+    /// The session-start checks with it (they failed: it is killed).
+    pub start: VerifyRun,
+    /// The checks as the session left them with it.
+    pub now: VerifyRun,
 }
 
 /// The capabilities a policy may use. In a module these are the imports

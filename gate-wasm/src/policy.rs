@@ -1174,12 +1174,47 @@ fn judge_checks_changed(
                     tests: 0,
                 }));
             }
+            // A mutant of the code the start's checks failed on and the
+            // session's passed with: the changed tests no longer check it.
+            if let Some(d) = &replay.differential
+                && let Some(m) = d
+                    .mutants
+                    .iter()
+                    .find(|m| m.now.outcome == VerifyOutcome::Passed)
+            {
+                return Judged::Weakened(Box::new(Weakening {
+                    alarm: Alarm::Weakened,
+                    files: file_lines(&changes, true),
+                    replay: format!(
+                        "a mutant of the code the changed tests import ({}) was planted in a copy of the code as it is now: the checks as they were at the session's start failed on it, and the checks as the session left them passed with it (exit 0 in {}): the tests the session changed no longer check that code",
+                        m.mutant,
+                        seconds(m.now.duration_ms)
+                    ),
+                    tail: failing_lines(&m.start.tail),
+                    diff: diff_command(&changes),
+                    changes: Some(changes),
+                    note: None,
+                    tests: 0,
+                }));
+            }
             let mut note = format!(
                 "prove-it: checks changed: {count}; the session-start checks pass too (replayed in {}).",
                 seconds(run.duration_ms)
             );
             if let Some(d) = &replay.differential {
-                let spent = d.start.duration_ms + d.now.as_ref().map_or(0, |n| n.duration_ms);
+                let spent = d.start.duration_ms
+                    + d.now.as_ref().map_or(0, |n| n.duration_ms)
+                    + d.mutants
+                        .iter()
+                        .map(|m| m.start.duration_ms + m.now.duration_ms)
+                        .sum::<u64>();
+                if !d.mutants.is_empty() {
+                    note.push_str(&format!(
+                        "\n  {} mutant{} of the code the changed tests import: both sets of checks failed on each.",
+                        d.mutants.len(),
+                        if d.mutants.len() == 1 { "" } else { "s" }
+                    ));
+                }
                 note.push_str(&match &d.now {
                     Some(_) => format!(
                         "\n  {} planted: both sets of checks failed on it ({} more).",

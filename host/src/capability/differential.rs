@@ -15,7 +15,7 @@
 use super::checks::{self, Canary, Content};
 use super::verify;
 use anyhow::{Context, Result};
-use prove_it_gate::abi::{Differential, VerifyOutcome};
+use prove_it_gate::abi::{Differential, MutantRun, VerifyOutcome};
 use std::ffi::OsString;
 use std::path::Path;
 use std::time::Duration;
@@ -74,12 +74,21 @@ fn planted(path: &str, text: &str) -> Option<String> {
     Some(out)
 }
 
+/// Mutants tried at most: each costs two runs of `verify.sh`.
+const MUTANTS: usize = 3;
+
+/// Mutants are tried only when the start's checks ran with the planted
+/// test within this long: a slow suite is asked only the runner's question.
+const MUTANT_BUDGET_MS: u64 = 20_000;
+
 /// The start's checks are in place in `copy`: plants a failing test in
-/// the canary's file, runs `verify.sh`, takes it out. When they fail on it,
-/// `to_now` puts the session's checks in place, the same test is planted
-/// again (in the session's version of the file; where the session moved
-/// it, there; where it removed it, in the start's version at its place)
-/// and `verify.sh` runs again.
+/// the canary's file, runs `verify.sh`, takes it out; then, when the
+/// session changed that test file, tries a few mutants of the code it
+/// imports, one at a time. For what the start's checks caught, `to_now`
+/// puts the session's checks in place and the same question is asked
+/// again: the failing test in the session's version of the file (where the
+/// session moved it, there; where it removed it, the start's version at its
+/// place), and each mutant the start's checks killed.
 pub fn ask(
     copy: &Path,
     canary: &Canary,
@@ -113,38 +122,328 @@ pub fn ask(
     let start_run = verify::run_with(copy, timeout, start_env);
     checks::write_file(&at, Some(&was)).context("cannot take the planted test out")?;
     let planted_said = format!("a failing test in `{target}`");
-    if start_run.outcome == VerifyOutcome::Passed {
+
+    // The session changed the test file itself: mutants of what it tests.
+    let mut killed = Vec::new();
+    if let Some(test) = start.and_then(Content::text)
+        && start_run.duration_ms <= MUTANT_BUDGET_MS
+    {
+        for mutant in mutants(copy, target, test) {
+            let run = mutant.with(copy, || verify::run_with(copy, timeout, start_env))?;
+            if run.outcome != VerifyOutcome::Passed {
+                killed.push((mutant, run));
+            }
+        }
+    }
+    let caught = start_run.outcome != VerifyOutcome::Passed;
+    if !caught && killed.is_empty() {
         return Ok(Some(Differential {
             planted: planted_said,
             start: start_run,
             now: None,
+            mutants: Vec::new(),
         }));
     }
+
     to_now()?;
-    let at = match &canary.moved_to {
-        Some(moved) if Content::on_disk(&at)?.is_none() => copy.join(moved),
-        _ => at,
+    let now = if caught {
+        let at = match &canary.moved_to {
+            Some(moved) if Content::on_disk(&at)?.is_none() => copy.join(moved),
+            _ => at,
+        };
+        // Where the session removed the file, the start's version with
+        // the test: the same question, where the start's checks looked.
+        let gone = Content::on_disk(&at)?.is_none();
+        let was = plant(&at, if gone { start } else { None })?;
+        let now_run = verify::run_with(copy, timeout, now_env);
+        match was {
+            Some(was) if !gone => checks::write_file(&at, Some(&was)),
+            _ => checks::write_file(&at, None),
+        }
+        .context("cannot take the planted test out")?;
+        Some(now_run)
+    } else {
+        None
     };
-    // Where the session removed the file, the start's version with the
-    // test: the same question, where the start's checks looked.
-    let gone = Content::on_disk(&at)?.is_none();
-    let was = plant(&at, if gone { start } else { None })?;
-    let now_run = verify::run_with(copy, timeout, now_env);
-    match was {
-        Some(was) if !gone => checks::write_file(&at, Some(&was)),
-        _ => checks::write_file(&at, None),
+    let mut mutant_runs = Vec::new();
+    for (mutant, start_run) in killed {
+        let now_run = mutant.with(copy, || verify::run_with(copy, timeout, now_env))?;
+        mutant_runs.push(MutantRun {
+            mutant: mutant.said(),
+            start: start_run,
+            now: now_run,
+        });
     }
-    .context("cannot take the planted test out")?;
     Ok(Some(Differential {
         planted: planted_said,
         start: start_run,
-        now: Some(now_run),
+        now,
+        mutants: mutant_runs,
     }))
+}
+
+/// One line of a code file changed by a mutation operator.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct Mutant {
+    file: String,
+    /// 0-based.
+    line: usize,
+    from: String,
+    to: String,
+}
+
+impl Mutant {
+    /// Runs `run` with the mutant in place in `copy`, then puts the line
+    /// back.
+    fn with<T>(&self, copy: &Path, run: impl FnOnce() -> T) -> Result<T> {
+        let at = copy.join(&self.file);
+        let text = std::fs::read_to_string(&at)
+            .with_context(|| format!("cannot read `{}` in the copy", self.file))?;
+        let mut lines: Vec<&str> = text.split_inclusive('\n').collect();
+        let Some(line) = lines.get(self.line).copied() else {
+            anyhow::bail!("`{}` has no line {}", self.file, self.line + 1);
+        };
+        let mutated = line.replacen(&self.from, &self.to, 1);
+        lines[self.line] = &mutated;
+        std::fs::write(&at, lines.concat())
+            .with_context(|| format!("cannot plant a mutant in `{}`", self.file))?;
+        let out = run();
+        std::fs::write(&at, &text)
+            .with_context(|| format!("cannot take the mutant out of `{}`", self.file))?;
+        Ok(out)
+    }
+
+    fn said(&self) -> String {
+        format!(
+            "`{}` line {}: `{}` -> `{}`",
+            self.file,
+            self.line + 1,
+            self.from.trim(),
+            self.to.trim()
+        )
+    }
+}
+
+/// Operators, each a change a test of the code should notice: arithmetic
+/// swapped, a comparison flipped, a boolean result or condition reversed.
+const OPERATORS: &[(&str, &str)] = &[
+    (" + ", " - "),
+    (" - ", " + "),
+    (" * ", " / "),
+    (" == ", " != "),
+    (" === ", " !== "),
+    (" != ", " == "),
+    (" < ", " >= "),
+    (" > ", " <= "),
+    (" <= ", " > "),
+    (" >= ", " < "),
+    ("return True", "return False"),
+    ("return False", "return True"),
+    ("return true", "return false"),
+    ("return false", "return true"),
+    (" and ", " or "),
+    (" && ", " || "),
+];
+
+/// Up to [`MUTANTS`] mutants, each on another line, of the code files the
+/// test file at `test_path` (text `test`) imports, as they are in `copy`.
+fn mutants(copy: &Path, test_path: &str, test: &str) -> Vec<Mutant> {
+    let mut out: Vec<Mutant> = Vec::new();
+    for file in imported(copy, test_path, test) {
+        let Ok(text) = std::fs::read_to_string(copy.join(&file)) else {
+            continue;
+        };
+        for (n, line) in text.lines().enumerate() {
+            let t = line.trim_start();
+            if t.is_empty()
+                || t.starts_with('#')
+                || t.starts_with("//")
+                || t.starts_with("import ")
+                || t.starts_with("from ")
+                || t.starts_with('*')
+                || t.starts_with("/*")
+            {
+                continue;
+            }
+            if let Some((from, to)) = OPERATORS.iter().find(|(from, _)| line.contains(from)) {
+                out.push(Mutant {
+                    file: file.clone(),
+                    line: n,
+                    from: from.to_string(),
+                    to: to.to_string(),
+                });
+                if out.len() == MUTANTS {
+                    return out;
+                }
+            }
+        }
+    }
+    out
+}
+
+/// The code files (not tests) a test file imports that are in `copy`:
+/// Python's `from x import` / `import x` (at the root or under `src/`),
+/// JavaScript's relative `from "./x"` and `require("./x")`, and for Go the
+/// package's other files.
+fn imported(copy: &Path, test_path: &str, test: &str) -> Vec<String> {
+    let dir = test_path.rsplit_once('/').map_or("", |(d, _)| d);
+    let exists = |p: &str| copy.join(p).is_file();
+    let mut out: Vec<String> = Vec::new();
+    let mut add = |p: String| {
+        let name = p.rsplit('/').next().unwrap_or(&p).to_string();
+        if !name.contains("test") && !name.contains("spec") && !out.contains(&p) {
+            out.push(p);
+        }
+    };
+    match lang(test_path) {
+        Some(Lang::Python) => {
+            for line in test.lines().map(str::trim) {
+                let module = line
+                    .strip_prefix("from ")
+                    .and_then(|r| r.split_whitespace().next())
+                    .or_else(|| {
+                        line.strip_prefix("import ")
+                            .and_then(|r| r.split([' ', ',']).next())
+                    });
+                let Some(module) = module.filter(|m| !m.starts_with('.') && !m.is_empty()) else {
+                    continue;
+                };
+                let path = module.replace('.', "/");
+                for candidate in [
+                    format!("{path}.py"),
+                    format!("{path}/__init__.py"),
+                    format!("src/{path}.py"),
+                    format!("src/{path}/__init__.py"),
+                ] {
+                    if exists(&candidate) {
+                        add(candidate);
+                        break;
+                    }
+                }
+            }
+        }
+        Some(Lang::Script) => {
+            for line in test.lines() {
+                let spec = ["from \"", "from '", "require(\"", "require('"]
+                    .iter()
+                    .find_map(|open| {
+                        let at = line.find(open)? + open.len();
+                        let rest = &line[at..];
+                        let end = rest.find(['"', '\''])?;
+                        Some(&rest[..end])
+                    });
+                let Some(spec) = spec.filter(|s| s.starts_with('.')) else {
+                    continue;
+                };
+                let joined = normalize(&format!("{dir}/{spec}"));
+                let found = [
+                    "",
+                    ".js",
+                    ".ts",
+                    ".mjs",
+                    ".cjs",
+                    ".jsx",
+                    ".tsx",
+                    "/index.js",
+                    "/index.ts",
+                ]
+                .iter()
+                .map(|ext| format!("{joined}{ext}"))
+                .find(|p| exists(p));
+                if let Some(found) = found {
+                    add(found);
+                }
+            }
+        }
+        Some(Lang::Go) => {
+            if let Ok(entries) = std::fs::read_dir(copy.join(dir)) {
+                let mut names: Vec<String> = entries
+                    .flatten()
+                    .map(|e| e.file_name().to_string_lossy().into_owned())
+                    .filter(|n| n.ends_with(".go") && !n.ends_with("_test.go"))
+                    .collect();
+                names.sort();
+                for name in names {
+                    add(if dir.is_empty() {
+                        name
+                    } else {
+                        format!("{dir}/{name}")
+                    });
+                }
+            }
+        }
+        None => {}
+    }
+    out
+}
+
+/// `a/b/../c/./d` as `a/c/d` (relative to the root; leading `/` dropped).
+fn normalize(path: &str) -> String {
+    let mut parts: Vec<&str> = Vec::new();
+    for part in path.split('/') {
+        match part {
+            "" | "." => {}
+            ".." => {
+                parts.pop();
+            }
+            p => parts.push(p),
+        }
+    }
+    parts.join("/")
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn mutants_are_made_in_the_code_a_test_imports() {
+        let dir = tempfile::tempdir().expect("temp");
+        let root = dir.path();
+        let write = |p: &str, t: &str| {
+            let at = root.join(p);
+            std::fs::create_dir_all(at.parent().expect("parent")).expect("dir");
+            std::fs::write(at, t).expect("write");
+        };
+        write(
+            "src/calc/__init__.py",
+            "def add(a, b):\n    # a + b, said\n    return a + b\n\n\ndef pos(a):\n    return a > 0\n",
+        );
+        write("lib/calc.js", "export const add = (a, b) => a + b;\n");
+        write(
+            "pkg/calc.go",
+            "package pkg\n\nfunc Add(a, b int) int {\n\treturn a + b\n}\n",
+        );
+        let py = mutants(root, "tests/test_calc.py", "from calc import add\n");
+        assert_eq!(
+            py.iter().map(Mutant::said).collect::<Vec<_>>(),
+            [
+                "`src/calc/__init__.py` line 3: `+` -> `-`",
+                "`src/calc/__init__.py` line 7: `>` -> `<=`"
+            ]
+        );
+        let js = mutants(
+            root,
+            "test/unit/calc.test.js",
+            "import { add } from '../../lib/calc.js'\n",
+        );
+        assert_eq!(js.len(), 1, "{js:?}");
+        assert_eq!(js[0].file, "lib/calc.js");
+        let go = mutants(root, "pkg/calc_test.go", "package pkg\n");
+        assert_eq!(go[0].file, "pkg/calc.go");
+        // A mutant is put in place for the run, then taken out.
+        let seen = go[0]
+            .with(root, || {
+                std::fs::read_to_string(root.join("pkg/calc.go")).expect("read")
+            })
+            .expect("with");
+        assert!(seen.contains("return a - b"), "{seen}");
+        assert!(
+            std::fs::read_to_string(root.join("pkg/calc.go"))
+                .expect("read")
+                .contains("return a + b")
+        );
+    }
 
     #[test]
     fn a_failing_test_is_planted_in_each_language_with_its_own_assertion() {
