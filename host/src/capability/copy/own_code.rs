@@ -15,6 +15,7 @@
 //!   into the tree (a `replace`, a `[patch]`, a path dependency) name the
 //!   copy.
 
+use crate::settings::ImportPaths;
 use anyhow::{Context, Result};
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
@@ -32,7 +33,11 @@ pub struct Redirect {
 /// Redirects what `repo`'s environment points at in the tree to `copy`
 /// (see the module's comment); `node_modules` is made here when it must be.
 pub fn redirect(repo: &Path, copy: &Path) -> Result<Redirect> {
-    let inherited = crate::settings::import_paths();
+    redirect_with(repo, copy, &crate::settings::import_paths())
+}
+
+/// [`redirect`], with the variables `verify.sh` inherits given.
+fn redirect_with(repo: &Path, copy: &Path, inherited: &ImportPaths) -> Result<Redirect> {
     let mut out = Redirect::default();
     let trees = tree_names(repo);
     let to_copy = |path: &Path| -> Option<PathBuf> {
@@ -280,6 +285,56 @@ fn editable_paths(site: &Path) -> Vec<(PathBuf, &'static str)> {
 mod tests {
     use super::*;
 
+    fn no_paths() -> ImportPaths {
+        ImportPaths {
+            python_path: None,
+            node_path: None,
+            virtual_env: None,
+        }
+    }
+
+    /// `PYTHONPATH` and `NODE_PATH` entries that name the tree name the
+    /// copy; other entries stay as they are.
+    #[test]
+    fn path_variables_naming_the_tree_name_the_copy() {
+        let dir = tempfile::tempdir().expect("temp");
+        let (repo, copy) = (dir.path().join("repo"), dir.path().join("copy"));
+        std::fs::create_dir_all(&repo).expect("repo");
+        std::fs::create_dir_all(&copy).expect("copy");
+        let paths = ImportPaths {
+            python_path: Some(format!("{}/src:/opt/lib", repo.display())),
+            node_path: Some(format!("{}/packages", repo.display())),
+            virtual_env: None,
+        };
+        let out = redirect_with(&repo, &copy, &paths).expect("redirect");
+        let get = |k: &str| {
+            out.env
+                .iter()
+                .find(|(name, _)| *name == k)
+                .map(|(_, v)| v.to_string_lossy().into_owned())
+        };
+        let python = get("PYTHONPATH").expect("PYTHONPATH");
+        assert!(
+            python.ends_with(&format!("{}/src:/opt/lib", copy.display())),
+            "{python}"
+        );
+        assert_eq!(
+            get("NODE_PATH"),
+            Some(format!("{}/packages", copy.display()))
+        );
+        // Naming nothing in the tree: nothing set.
+        let other = ImportPaths {
+            python_path: Some("/opt/lib".into()),
+            ..no_paths()
+        };
+        let out = redirect_with(&repo, &copy, &other).expect("redirect");
+        assert!(
+            out.env.iter().all(|(k, _)| *k != "PYTHONPATH"),
+            "{:?}",
+            out.env
+        );
+    }
+
     /// Workspaces and `npm link`: the entries that link into the tree link
     /// into the copy, the others to the tree's own `node_modules`.
     #[test]
@@ -346,7 +401,7 @@ mod tests {
             format!("[patch.crates-io]\nfoo = {{ path = \"{r}/foo\" }}\n"),
         )
         .expect("Cargo.toml");
-        let out = redirect(&repo, &copy).expect("redirect");
+        let out = redirect_with(&repo, &copy, &no_paths()).expect("redirect");
         let go = std::fs::read_to_string(copy.join("go.mod")).expect("go.mod");
         assert!(
             go.contains(&format!("=> {c}/y")) && go.contains(&format!("=> {r}-other/z")),
