@@ -21,7 +21,8 @@
 # PATHS (git pathspecs a commit must touch; default: the usual test folders
 # and file names), KEEP=1 keeps the work dir and the state.
 # Output: one row per commit (commit, start, verdict, what the stop said
-# first), then the counts; a WEAKENED row's whole report is kept in
+# first), then the counts, and how many passing stops planted a failing
+# test or mutants (the differential); every stop's whole answer is kept in
 # $OUT/reports (OUT is printed at the end).
 set -euo pipefail
 
@@ -91,7 +92,7 @@ try: print((json.load(sys.stdin).get("said") or "").splitlines()[0][:90])
 except Exception: print("")')
   printf '%-12s %-6s %-18s %s\n' "$short" "$start" "$verdict" "$said"
   printf '%s %s %s\n' "$short" "$start" "$verdict" >> "$out/verdicts"
-  case $verdict in weakened|behaviour_changed|not_judged|suspect) cp "$out/last-hook.json" "$out/reports/$short.json" ;; esac
+  cp "$out/last-hook.json" "$out/reports/$short.json"
 done
 
 echo
@@ -104,5 +105,6 @@ for start in green red; do
   awk -v s="$start" '$2 == s { c[$3]++ } END { for (v in c) printf " %s %d,", v, c[v] }' "$out/verdicts" 2>/dev/null
   echo
 done
+echo "the differential: $(grep -l 'planted' "$out"/reports/*.json 2>/dev/null | wc -l) stops planted a failing test, $(grep -l 'mutant' "$out"/reports/*.json 2>/dev/null | wc -l) tried mutants"
 echo "reports and logs: $out"
 KEEP=1
