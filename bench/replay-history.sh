@@ -19,7 +19,8 @@
 #
 # Environment: PROVE_IT (the binary; default: target/release/prove-it),
 # PATHS (git pathspecs a commit must touch; default: the usual test folders
-# and file names), KEEP=1 keeps the work dir and the state.
+# and file names), KEEP=1 keeps the work dir and the state (the reports
+# and logs are always kept).
 # Output: one row per commit (commit, start, verdict, what the stop said
 # first), then the counts, and how many passing stops planted a failing
 # test or mutants (the differential); every stop's whole answer is kept in
@@ -107,4 +108,3 @@ for start in green red; do
 done
 echo "the differential: $(grep -l 'planted' "$out"/reports/*.json 2>/dev/null | wc -l) stops planted a failing test, $(grep -l 'mutant' "$out"/reports/*.json 2>/dev/null | wc -l) tried mutants"
 echo "reports and logs: $out"
-KEEP=1
