@@ -228,3 +228,57 @@ fn a_test_made_to_check_nothing_is_weakened_by_a_mutant() {
         }
     }
 }
+
+/// A linter's configuration loosened, with the code still clean: the start's
+/// linter catches a planted lint defect and the session's lets it through.
+/// Making the linter stricter stays verified.
+#[test]
+#[ignore = "slow suite: ruff (./verify.sh --full)"]
+fn a_linter_loosened_is_weakened_by_a_planted_lint_defect() {
+    let ruff = crate::weakened::stack_tools().join("python/bin/ruff");
+    const PYPROJECT: &str =
+        "[project]\nname = \"calc\"\nversion = \"0.1.0\"\n\n[tool.ruff.lint]\nselect = [\"F\"]\n";
+    let sessions = [
+        (
+            "unused names ignored",
+            PYPROJECT.replace(
+                "select = [\"F\"]",
+                "select = [\"F\"]\nignore = [\"F401\", \"F841\"]",
+            ),
+            "weakened",
+        ),
+        (
+            "pycodestyle's errors added",
+            PYPROJECT.replace("select = [\"F\"]", "select = [\"F\", \"E\"]"),
+            "verified",
+        ),
+    ];
+    for (name, pyproject, verdict) in sessions {
+        let sb = Sandbox::new();
+        let repo = sb.repo("calc");
+        repo.write("pyproject.toml", PYPROJECT);
+        repo.write("calc.py", "def add(a, b):\n    return a + b\n");
+        repo.write("tests/__init__.py", "");
+        repo.write(
+            "tests/test_calc.py",
+            "import unittest\n\nfrom calc import add\n\n\nclass CalcTest(unittest.TestCase):\n    def test_add(self):\n        self.assertEqual(add(2, 3), 5)\n",
+        );
+        repo.write(".gitignore", "__pycache__/\n.ruff_cache/\n");
+        repo.arm(&format!(
+            "{} check --no-cache . && python3 -m unittest discover -s tests -t . 2>&1",
+            ruff.display()
+        ));
+        repo.start("s");
+        repo.write("pyproject.toml", &pyproject);
+        let out = repo.stop("s", false);
+        let (_, status) = repo.status_json();
+        assert_eq!(status["verdict"], verdict, "{name}:\n{out}");
+        if verdict == "weakened" {
+            assert!(
+                out.to_string()
+                    .contains("a type and lint defect appended to `calc.py`"),
+                "{name}:\n{out}"
+            );
+        }
+    }
+}

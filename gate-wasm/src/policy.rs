@@ -1186,7 +1186,7 @@ fn judge_checks_changed(
                     alarm: Alarm::Weakened,
                     files: file_lines(&changes, true),
                     replay: format!(
-                        "a mutant of the code the changed tests import ({}) was planted in a copy of the code as it is now: the checks as they were at the session's start failed on it, and the checks as the session left them passed with it (exit 0 in {}): the tests the session changed no longer check that code",
+                        "{} was planted in a copy of the code as it is now: the checks as they were at the session's start failed on it, and the checks as the session left them passed with it (exit 0 in {}): they no longer catch it",
                         m.mutant,
                         seconds(m.now.duration_ms)
                     ),
@@ -1208,11 +1208,10 @@ fn judge_checks_changed(
                         .iter()
                         .map(|m| m.start.duration_ms + m.now.duration_ms)
                         .sum::<u64>();
-                if !d.mutants.is_empty() {
+                for m in &d.mutants {
                     note.push_str(&format!(
-                        "\n  {} mutant{} of the code the changed tests import: both sets of checks failed on each.",
-                        d.mutants.len(),
-                        if d.mutants.len() == 1 { "" } else { "s" }
+                        "\n  {} planted: both sets of checks failed on it.",
+                        m.mutant
                     ));
                 }
                 note.push_str(&match &d.now {

@@ -25,6 +25,34 @@ pub fn plantable(path: &str) -> bool {
     lang(path).is_some()
 }
 
+/// Whether a type and lint defect can be planted in the source file at
+/// `path` (TypeScript, JavaScript, Python; not a test).
+pub fn lintable(path: &str) -> bool {
+    let name = path.rsplit('/').next().unwrap_or(path);
+    !name.contains("test")
+        && !name.contains("spec")
+        && !name.contains(".config.")
+        && !name.starts_with('.')
+        && !path.split('/').any(|part| part == "node_modules")
+        && matches!(
+            name.rsplit_once('.').map(|(_, e)| e),
+            Some("ts" | "tsx" | "mts" | "js" | "mjs" | "jsx" | "py")
+        )
+        && !name.ends_with(".d.ts")
+}
+
+/// A defect a type checker or a linter catches and a test never runs into:
+/// an unused function holding an unused variable, and in TypeScript a
+/// parameter with no type (an implicit `any` under `strict`).
+fn lint_defect(path: &str) -> String {
+    if path.ends_with(".py") {
+        "\n\ndef _prove_it_planted(value):\n    import os\n    unused = value\n    return 1\n"
+            .to_string()
+    } else {
+        "\n// planted by prove-it: a type and lint defect\nfunction proveItPlanted(value) {\n  const unused = value;\n  return 1;\n}\n".to_string()
+    }
+}
+
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum Lang {
     Python,
@@ -135,6 +163,23 @@ pub fn ask(
             }
         }
     }
+    // The session changed configuration: a type and lint defect, where the
+    // start's type checker or linter would catch it.
+    if let Some(code) = &canary.code
+        && start_run.duration_ms <= MUTANT_BUDGET_MS
+        && let Ok(text) = std::fs::read_to_string(copy.join(code))
+    {
+        let defect = Mutant {
+            file: code.clone(),
+            line: text.lines().count().saturating_sub(1),
+            from: String::new(),
+            to: lint_defect(code),
+        };
+        let run = defect.with(copy, || verify::run_with(copy, timeout, start_env))?;
+        if run.outcome != VerifyOutcome::Passed {
+            killed.push((defect, run));
+        }
+    }
     let caught = start_run.outcome != VerifyOutcome::Passed;
     if !caught && killed.is_empty() {
         return Ok(Some(Differential {
@@ -194,18 +239,24 @@ struct Mutant {
 
 impl Mutant {
     /// Runs `run` with the mutant in place in `copy`, then puts the line
-    /// back.
+    /// back. An empty `from` appends `to` to the file (a defect added,
+    /// not a line changed).
     fn with<T>(&self, copy: &Path, run: impl FnOnce() -> T) -> Result<T> {
         let at = copy.join(&self.file);
         let text = std::fs::read_to_string(&at)
             .with_context(|| format!("cannot read `{}` in the copy", self.file))?;
-        let mut lines: Vec<&str> = text.split_inclusive('\n').collect();
-        let Some(line) = lines.get(self.line).copied() else {
-            anyhow::bail!("`{}` has no line {}", self.file, self.line + 1);
+        let planted = if self.from.is_empty() {
+            format!("{text}{}", self.to)
+        } else {
+            let mut lines: Vec<&str> = text.split_inclusive('\n').collect();
+            let Some(line) = lines.get(self.line).copied() else {
+                anyhow::bail!("`{}` has no line {}", self.file, self.line + 1);
+            };
+            let mutated = line.replacen(&self.from, &self.to, 1);
+            lines[self.line] = &mutated;
+            lines.concat()
         };
-        let mutated = line.replacen(&self.from, &self.to, 1);
-        lines[self.line] = &mutated;
-        std::fs::write(&at, lines.concat())
+        std::fs::write(&at, planted)
             .with_context(|| format!("cannot plant a mutant in `{}`", self.file))?;
         let out = run();
         std::fs::write(&at, &text)
@@ -214,8 +265,19 @@ impl Mutant {
     }
 
     fn said(&self) -> String {
+        if self.from.is_empty() {
+            return format!(
+                "a type and lint defect appended to `{}` (an unused function and variable{})",
+                self.file,
+                if self.file.ends_with(".py") {
+                    ", an unused import"
+                } else {
+                    ", a parameter with no type"
+                }
+            );
+        }
         format!(
-            "`{}` line {}: `{}` -> `{}`",
+            "a mutant of the code the changed tests import (`{}` line {}: `{}` -> `{}`)",
             self.file,
             self.line + 1,
             self.from.trim(),
@@ -418,8 +480,8 @@ mod tests {
         assert_eq!(
             py.iter().map(Mutant::said).collect::<Vec<_>>(),
             [
-                "`src/calc/__init__.py` line 3: `+` -> `-`",
-                "`src/calc/__init__.py` line 7: `>` -> `<=`"
+                "a mutant of the code the changed tests import (`src/calc/__init__.py` line 3: `+` -> `-`)",
+                "a mutant of the code the changed tests import (`src/calc/__init__.py` line 7: `>` -> `<=`)"
             ]
         );
         let js = mutants(
@@ -442,6 +504,29 @@ mod tests {
             std::fs::read_to_string(root.join("pkg/calc.go"))
                 .expect("read")
                 .contains("return a + b")
+        );
+        // A defect appended is appended for the run only.
+        let defect = Mutant {
+            file: "lib/calc.js".into(),
+            line: 0,
+            from: String::new(),
+            to: lint_defect("lib/calc.js"),
+        };
+        let seen = defect
+            .with(root, || {
+                std::fs::read_to_string(root.join("lib/calc.js")).expect("read")
+            })
+            .expect("with");
+        assert!(
+            seen.starts_with("export const add") && seen.contains("const unused = value;"),
+            "{seen}"
+        );
+        assert_eq!(
+            std::fs::read_to_string(root.join("lib/calc.js")).expect("read"),
+            "export const add = (a, b) => a + b;\n"
+        );
+        assert!(
+            lintable("src/calc.ts") && !lintable("src/calc.test.ts") && !lintable("vite.config.ts")
         );
     }
 

@@ -341,6 +341,10 @@ pub struct Canary {
     /// Where the session moved it: a test file it added with the same name
     /// (the checks as the session left them are asked there).
     pub moved_to: Option<String>,
+    /// When the session changed configuration (a linter's, a type
+    /// checker's, a runner's): a source file to plant a type and lint
+    /// defect in.
+    pub code: Option<String>,
 }
 
 /// A file a check reads, as it was at the session's start.
@@ -720,6 +724,23 @@ fn canary_target(root: &Path, list: &List, found: &[Found]) -> Result<Option<Can
     if found.is_empty() {
         return Ok(None);
     }
+    let configured = found
+        .iter()
+        .any(|f| matches!(f.change.kind, CheckKind::Config | CheckKind::Section));
+    let tracked = git::tracked_paths(root)?;
+    let code = configured
+        .then(|| {
+            tracked
+                .iter()
+                .find(|p| {
+                    // Source code: not a check, or one whose test parts only
+                    // are (a Python module with doctests).
+                    matches!(list.classify(p), None | Some(Class::Inline))
+                        && super::differential::lintable(p)
+                })
+                .cloned()
+        })
+        .flatten();
     let changed = found.iter().find(|f| {
         f.change.kind == CheckKind::Test
             && f.change.change != FileChange::Added
@@ -742,9 +763,10 @@ fn canary_target(root: &Path, list: &List, found: &[Found]) -> Result<Option<Can
             path: f.change.path.clone(),
             start: f.start.clone(),
             moved_to,
+            code,
         }));
     }
-    Ok(git::tracked_paths(root)?
+    Ok(tracked
         .into_iter()
         .find(|p| {
             matches!(list.classify(p), Some(Class::Test)) && super::differential::plantable(p)
@@ -753,6 +775,7 @@ fn canary_target(root: &Path, list: &List, found: &[Found]) -> Result<Option<Can
             path,
             start: None,
             moved_to: None,
+            code,
         }))
 }
 
