@@ -165,15 +165,26 @@ pub fn ask(
     }
     // The session changed configuration: a type and lint defect, where the
     // start's type checker or linter would catch it.
-    if let Some(code) = &canary.code
+    // In the code the tests import when there is such (a file a linter
+    // excludes on purpose, generated code, is less likely there), else in
+    // the first tracked source file.
+    let tested = std::fs::read_to_string(copy.join(target))
+        .map(|test| imported(copy, target, &test))
+        .unwrap_or_default()
+        .into_iter()
+        .find(|p| lintable(p));
+    if let Some(code) = canary
+        .code
+        .as_ref()
+        .map(|first| tested.unwrap_or(first.clone()))
         && start_run.duration_ms <= MUTANT_BUDGET_MS
-        && let Ok(text) = std::fs::read_to_string(copy.join(code))
+        && let Ok(text) = std::fs::read_to_string(copy.join(&code))
     {
         let defect = Mutant {
             file: code.clone(),
             line: text.lines().count().saturating_sub(1),
             from: String::new(),
-            to: lint_defect(code),
+            to: lint_defect(&code),
         };
         let run = defect.with(copy, || verify::run_with(copy, timeout, start_env))?;
         if run.outcome != VerifyOutcome::Passed {
