@@ -163,11 +163,11 @@ pub fn ask(
             }
         }
     }
-    // The session changed configuration: a type and lint defect, where the
-    // start's type checker or linter would catch it.
-    // In the code the tests import when there is such (a file a linter
-    // excludes on purpose, generated code, is less likely there), else in
-    // the first tracked source file.
+    // The session changed configuration: a type and lint defect, which the
+    // start's type checker or linter would catch. It goes in the code the
+    // tests import when there is such (a file a linter excludes on purpose,
+    // generated code, is less likely there), else in the first tracked
+    // source file.
     let tested = std::fs::read_to_string(copy.join(target))
         .map(|test| imported(copy, target, &test))
         .unwrap_or_default()
