@@ -282,3 +282,28 @@ fn a_linter_loosened_is_weakened_by_a_planted_lint_defect() {
         }
     }
 }
+
+/// A runner's configuration deleted and another's added is said on the
+/// added one, in the report a person reads.
+#[test]
+fn a_runner_configuration_swapped_is_said_in_words() {
+    let sb = Sandbox::new();
+    let repo = sb.repo("calc");
+    repo.write("package.json", PACKAGE);
+    repo.write("src/calc.js", CODE);
+    repo.write("test/calc.test.js", TEST);
+    repo.write(".mocharc.yml", "spec: test/**/*.test.js\n");
+    repo.arm("npm test --silent 2>&1");
+    repo.start("s");
+    std::fs::remove_file(repo.path(".mocharc.yml")).expect("rm");
+    repo.write(
+        "vitest.config.js",
+        "export default { test: { include: [\"test/**/*.test.js\"] } };\n",
+    );
+    let out = repo.stop("s", false);
+    assert!(
+        out.to_string()
+            .contains("test runner replaced: `mocha` -> `vitest`"),
+        "{out}"
+    );
+}

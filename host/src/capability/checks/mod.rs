@@ -608,6 +608,7 @@ pub fn changes(
             None => report.code.push(format!("`{path}`: {line}")),
         }
     }
+    runner_configs_swapped(&mut found);
     report.files = found.iter().map(|f| f.change.clone()).collect();
     if let Some(start) = &pinned.environments {
         report.environment = super::loads::unaccounted_environments(
@@ -702,9 +703,13 @@ pub fn changes(
             }
         }
     }
-    runner_configs_swapped(&mut found);
     let inputs = inputs(&found, &others, &commit, dirty_at_start, &mut report)?;
-    let canary = canary_target(root, &list, &found)?;
+    // Only a stop that replays plants anything (the tracked files are
+    // listed for it).
+    let canary = match report.replay_needed() {
+        true => canary_target(root, &list, &found)?,
+        false => None,
+    };
     Ok((
         Replayable {
             files: found,
