@@ -102,3 +102,38 @@ fn c_code_for_the_target_is_only_what_link_sh_names() {
         "{new:?} compile C: read their C; if it uses no C library type (struct, errno, stdio), add them to KNOWN with the reason, else give host/link.sh a musl C compiler"
     );
 }
+
+/// Within `prove-it ci`'s folder every arrow runs one way: no two of its
+/// files name each other (`super::x` both ways), so each reads without the
+/// other open.
+#[test]
+fn the_ci_files_name_each_other_one_way_only() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("src/commands/ci");
+    let mut files = Vec::new();
+    rust_files(&dir, &mut files);
+    let name = |p: &Path| {
+        p.file_stem()
+            .map(|s| s.to_string_lossy().into_owned())
+            .unwrap_or_default()
+    };
+    let names: Vec<String> = files.iter().map(|p| name(p)).collect();
+    let uses = |p: &Path, other: &str| {
+        std::fs::read_to_string(p)
+            .expect("read")
+            .lines()
+            .map(|l| l.split("//").next().unwrap_or_default())
+            .any(|code| code.contains(&format!("super::{other}")))
+    };
+    let mut both_ways = Vec::new();
+    for (a, path_a) in names.iter().zip(&files) {
+        for (b, path_b) in names.iter().zip(&files) {
+            if a < b && a != "mod" && b != "mod" && uses(path_a, b) && uses(path_b, a) {
+                both_ways.push(format!("{a} <-> {b}"));
+            }
+        }
+    }
+    assert!(
+        both_ways.is_empty(),
+        "files naming each other: {both_ways:?}"
+    );
+}

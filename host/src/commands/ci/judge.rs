@@ -312,7 +312,7 @@ impl Host for CiHost {
             .into_iter()
             .filter(|p| !outside_before.contains(p))
             .collect();
-        errln!("prove-it ci: {}", super::report::run_said(&run));
+        errln!("prove-it ci: {}", super::said::run_said(&run));
         // The check changes and the replay read the work tree after this
         // run: a `verify.sh` that put the base's checks back once it had
         // passed would hide what the pull request changed.
@@ -376,7 +376,7 @@ impl Host for CiHost {
         ))?;
         errln!(
             "prove-it ci: the base's checks: {}",
-            super::report::run_said(&replay.run)
+            super::said::run_said(&replay.run)
         );
         self.shared().judged.replay = Some(replay.clone());
         Ok(replay)

@@ -10,6 +10,7 @@ pub use claim::TRAILER;
 mod judge;
 mod report;
 mod revisions;
+mod said;
 
 use crate::capability::git;
 use crate::settings;

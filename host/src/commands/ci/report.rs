@@ -5,6 +5,8 @@
 use super::claim::Claim;
 use super::judge::Judged;
 use super::revisions::Revisions;
+use super::said::run_said;
+use super::said::seconds;
 use prove_it_gate::abi::{CheckChanges, Verdict, VerifyOutcome, VerifyRun};
 use serde::Serialize;
 use serde_json::json;
@@ -124,30 +126,6 @@ pub fn verdict(judged: &Judged) -> CiVerdict {
         },
         _ => CiVerdict::CouldNotJudge,
     }
-}
-
-/// One run, said in a few words.
-pub fn run_said(run: &VerifyRun) -> String {
-    let took = seconds(run.duration_ms);
-    match run.outcome {
-        VerifyOutcome::Passed => format!("passed in {took}"),
-        VerifyOutcome::Failed => match run.exit_code {
-            Some(code) => format!("failed (exit {code}, after {took})"),
-            None => format!(
-                "failed ({}, after {took})",
-                run.detail.as_deref().unwrap_or("killed")
-            ),
-        },
-        VerifyOutcome::TimedOut => format!("timed out after {} s", run.timeout_secs),
-        VerifyOutcome::CouldNotStart => format!(
-            "could not start ({})",
-            run.detail.as_deref().unwrap_or("unknown")
-        ),
-    }
-}
-
-fn seconds(ms: u64) -> String {
-    format!("{:.1} s", ms as f64 / 1000.0)
 }
 
 fn short(commit: &str) -> &str {
