@@ -103,32 +103,52 @@ fn c_code_for_the_target_is_only_what_link_sh_names() {
     );
 }
 
-/// Within `prove-it ci`'s folder every arrow runs one way: no two of its
-/// files name each other (`super::x` both ways), so each reads without the
-/// other open.
+/// Within `commands/` and `commands/ci/` every arrow runs one way: no two
+/// files of one folder name each other (`super::x` both ways), so each
+/// reads without the other open.
 #[test]
-fn the_ci_files_name_each_other_one_way_only() {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("src/commands/ci");
-    let mut files = Vec::new();
-    rust_files(&dir, &mut files);
-    let name = |p: &Path| {
-        p.file_stem()
-            .map(|s| s.to_string_lossy().into_owned())
-            .unwrap_or_default()
-    };
-    let names: Vec<String> = files.iter().map(|p| name(p)).collect();
-    let uses = |p: &Path, other: &str| {
-        std::fs::read_to_string(p)
-            .expect("read")
-            .lines()
-            .map(|l| l.split("//").next().unwrap_or_default())
-            .any(|code| code.contains(&format!("super::{other}")))
-    };
+fn the_command_files_name_each_other_one_way_only() {
     let mut both_ways = Vec::new();
-    for (a, path_a) in names.iter().zip(&files) {
-        for (b, path_b) in names.iter().zip(&files) {
-            if a < b && a != "mod" && b != "mod" && uses(path_a, b) && uses(path_b, a) {
-                both_ways.push(format!("{a} <-> {b}"));
+    for (folder, path) in [
+        ("src/commands", "crate::commands"),
+        ("src/commands/ci", "crate::commands::ci"),
+    ] {
+        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join(folder);
+        let files: Vec<PathBuf> = std::fs::read_dir(&dir)
+            .expect("read dir")
+            .flatten()
+            .map(|e| e.path())
+            .filter(|p| p.extension().is_some_and(|e| e == "rs"))
+            .collect();
+        let name = |p: &Path| {
+            p.file_stem()
+                .map(|s| s.to_string_lossy().into_owned())
+                .unwrap_or_default()
+        };
+        // `super::x`, `crate::commands::x`, or `x` in a `super::{...}`
+        // list, outside comments.
+        let uses = |p: &Path, other: &str| {
+            let word = |code: &str| {
+                code.split(|c: char| !(c.is_alphanumeric() || c == '_'))
+                    .any(|w| w == other)
+            };
+            std::fs::read_to_string(p)
+                .expect("read")
+                .lines()
+                .map(|l| l.split("//").next().unwrap_or_default())
+                .any(|code| {
+                    code.contains(&format!("super::{other}"))
+                        || code.contains(&format!("{path}::{other}"))
+                        || ((code.contains("super::{") || code.contains(&format!("{path}::{{")))
+                            && word(code))
+                })
+        };
+        for a in &files {
+            for b in &files {
+                let (x, y) = (name(a), name(b));
+                if x < y && x != "mod" && y != "mod" && uses(a, &y) && uses(b, &x) {
+                    both_ways.push(format!("{folder}: {x} <-> {y}"));
+                }
             }
         }
     }

@@ -4,7 +4,6 @@
 //! path; the other files in that folder are left as they are. `prove-it
 //! doctor` reads it back ([`check`]).
 
-use super::setup::Wiring;
 use crate::agent::{Agent, opencode, pi};
 use crate::fs::write_atomic;
 use crate::settings::Loaded;
@@ -126,6 +125,16 @@ pub fn install(agent: Agent, root: Option<&Path>, exe: &Path, loaded: &Loaded) -
         agent.name()
     );
     Ok(())
+}
+
+/// What `prove-it doctor` says about one host in the repository at `root`
+/// (for a host gated by an extension here; `super::setup` says it for the
+/// others with the same type).
+pub struct Wiring {
+    /// Where the gate is wired (a hook file), if anywhere.
+    pub file: Option<PathBuf>,
+    /// Why the wiring would not run, when it would not.
+    pub problem: Option<String>,
 }
 
 /// Reads back what [`install`] wrote, in the repository or the person's

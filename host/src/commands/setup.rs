@@ -369,13 +369,7 @@ fn implicit_table<'a>(
     Ok(table)
 }
 
-/// What `prove-it doctor` says about one host in the repository at `root`.
-pub struct Wiring {
-    /// Where the gate is wired (a hook file), if anywhere.
-    pub file: Option<PathBuf>,
-    /// Why the wiring would not run, when it would not.
-    pub problem: Option<String>,
-}
+pub use super::extension::Wiring;
 
 /// Reads back what [`execute`] wrote, in the repository or the person's
 /// config, and says whether the host would really run it.
