@@ -157,3 +157,26 @@ fn the_command_files_name_each_other_one_way_only() {
         "files naming each other: {both_ways:?}"
     );
 }
+
+/// The command line is the top: what it runs never reaches back up to it
+/// (the commands and the capabilities take their options as their own
+/// types, which `cli.rs` names).
+#[test]
+fn nothing_below_the_command_line_names_it() {
+    let mut files = Vec::new();
+    for dir in ["src/commands", "src/capability", "src/runtime", "src/agent"] {
+        rust_files(&Path::new(env!("CARGO_MANIFEST_DIR")).join(dir), &mut files);
+    }
+    let offenders: Vec<String> = files
+        .iter()
+        .filter(|f| {
+            std::fs::read_to_string(f)
+                .expect("read")
+                .lines()
+                .map(|l| l.split("//").next().unwrap_or_default())
+                .any(|code| code.contains("crate::cli"))
+        })
+        .map(|f| f.display().to_string())
+        .collect();
+    assert!(offenders.is_empty(), "naming `crate::cli`: {offenders:?}");
+}

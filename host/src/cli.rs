@@ -1,7 +1,7 @@
 //! The command line (clap types only; the work is in `commands/`).
 
 use crate::agent::{Agent, HookEvent};
-use clap::{Args, Parser, Subcommand, ValueEnum};
+use clap::{Parser, Subcommand, ValueEnum};
 use std::ffi::OsString;
 use std::path::PathBuf;
 
@@ -206,7 +206,7 @@ pub enum Command {
     /// failed, disarmed, refused); 2 could not judge (no base given, the
     /// base not in a shallow clone, or the base has no verify.sh: no
     /// baseline).
-    Ci(CiArgs),
+    Ci(crate::commands::ci::Options),
     /// Add the `Prove-It:` trailer to a commit message (run by the git hooks
     /// `prove-it setup trailer` writes).
     ///
@@ -253,29 +253,6 @@ pub enum Command {
         #[arg(long)]
         json: bool,
     },
-}
-
-/// `prove-it ci`'s arguments.
-#[derive(Debug, Args)]
-pub struct CiArgs {
-    /// A folder inside the checkout.
-    #[arg(default_value = ".")]
-    pub dir: PathBuf,
-    /// What the pull request merges into (a branch or commit, e.g. origin/main).
-    #[arg(long, value_name = "REV")]
-    pub base: Option<String>,
-    /// The pull request's commit; must be the one checked out (HEAD).
-    #[arg(long, value_name = "REV")]
-    pub head: Option<String>,
-    /// Write the whole verdict as JSON here (SPEC.md, "In CI").
-    #[arg(long, value_name = "FILE")]
-    pub json: Option<PathBuf>,
-    /// Append the reviewer's Markdown summary here.
-    #[arg(long, value_name = "FILE")]
-    pub summary: Option<PathBuf>,
-    /// Print GitHub's `::warning file=,line=::` lines on the lines where a check was weakened.
-    #[arg(long)]
-    pub annotations: bool,
 }
 
 /// The hosts `prove-it setup` wires.

@@ -17,10 +17,31 @@ use crate::settings;
 use anyhow::{Context, Result};
 use report::Report;
 use std::io::Write;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
-pub use crate::cli::CiArgs as Options;
+/// `prove-it ci`'s arguments.
+#[derive(Debug, clap::Args)]
+pub struct Options {
+    /// A folder inside the checkout.
+    #[arg(default_value = ".")]
+    pub dir: PathBuf,
+    /// What the pull request merges into (a branch or commit, e.g. origin/main).
+    #[arg(long, value_name = "REV")]
+    pub base: Option<String>,
+    /// The pull request's commit; must be the one checked out (HEAD).
+    #[arg(long, value_name = "REV")]
+    pub head: Option<String>,
+    /// Write the whole verdict as JSON here (SPEC.md, "In CI").
+    #[arg(long, value_name = "FILE")]
+    pub json: Option<PathBuf>,
+    /// Append the reviewer's Markdown summary here.
+    #[arg(long, value_name = "FILE")]
+    pub summary: Option<PathBuf>,
+    /// Print GitHub's `::warning file=,line=::` lines on the lines where a check was weakened.
+    #[arg(long)]
+    pub annotations: bool,
+}
 
 pub fn execute(options: &Options) -> Result<ExitCode> {
     let mut loaded = settings::from_env();
